@@ -1,0 +1,35 @@
+# capkit: the two commands a user needs are `make demo` and `make test`; both set up .venv first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.capkit-installed
+SHARED ?= ../shared/data
+
+.PHONY: setup data demo test test-fast bench-speed clean
+
+setup: $(STAMP)
+
+# torch==2.13.0 is installed first and on its own: it is the local CPU wheel on the course
+# machines, and with it present the `torch>=2.1` range in pyproject.toml installs nothing more.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[notebooks,dev]"
+	touch $(STAMP)
+
+data: setup
+	$(PY) -m data_scripts.fetch --all $(if $(wildcard $(SHARED)),--mirror $(SHARED),)
+
+demo: data
+	$(PY) -m capkit systems --dataset coco_karpathy_test
+
+test: data
+	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg notebooks
+
+bench-speed: data
+	$(PY) -m capkit bench-speed
+
+clean:
+	rm -rf $(VENV)

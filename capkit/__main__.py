@@ -1,0 +1,5 @@
+import sys
+
+from capkit.cli import main
+
+sys.exit(main())

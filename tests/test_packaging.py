@@ -1,0 +1,37 @@
+"""The package installs what it says, and importing it has no side effects."""
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _pyproject_requirements() -> set[str]:
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    reqs = list(meta["dependencies"])
+    for extra in ("notebooks", "dev"):
+        reqs += meta["optional-dependencies"][extra]
+    return {r.replace(" ", "") for r in reqs}
+
+
+def test_environment_yml_lists_exactly_the_pyproject_requirements():
+    text = (REPO / "environment.yml").read_text()
+    pip_lines = re.findall(r"^\s+- ([^\s#]+)", text.split("- pip:")[1], flags=re.M)
+    listed = {p for p in pip_lines if p not in ("-e", ".") and not p.startswith("torch==")}
+    assert listed == _pyproject_requirements()
+
+
+def test_import_loads_nothing_heavy():
+    code = ("import sys, capkit, capkit.metrics, capkit.data, capkit.cli; "
+            "heavy = {'torch', 'transformers', 'matplotlib', 'seaborn', 'pycocoevalcap'}; "
+            "print(sorted(heavy & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_ci_runs_the_readme_test_command():
+    assert "make test" in (REPO / ".ci" / "run").read_text()
+    readme = (REPO / "README.md").read_text()
+    assert "make demo" in readme and "make test" in readme
