@@ -1,0 +1,69 @@
+"""Caption metrics: each one a function ``name(candidates, references, images=None, **options)
+-> Scores`` (see STYLE.md), plus a registry so the CLI, the benchmark harness and the robustness
+study can ask for them by name.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable, Sequence
+
+from capkit.metrics.bleu import bleu
+from capkit.metrics.cider import DocumentFrequencies, cider_d, document_frequencies
+from capkit.metrics.inputs import CaptionBatch, prepare
+from capkit.metrics.rouge import rouge_l
+from capkit.scores import Scores, as_scores
+
+METRICS: dict[str, Callable[..., Scores]] = {
+    "bleu_1": functools.partial(bleu, n=1),
+    "bleu_2": functools.partial(bleu, n=2),
+    "bleu_3": functools.partial(bleu, n=3),
+    "bleu_4": functools.partial(bleu, n=4),
+    "rouge_l": rouge_l,
+    "cider_d": cider_d,
+}
+CLASSIC = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
+TEXT_METRICS = CLASSIC   # metrics that read only (candidates, references): tokenised batches fit
+
+
+def get_metric(name: str) -> Callable[..., Scores]:
+    """A built-in metric by name, or a user's ``package.module:function``."""
+    if name in METRICS:
+        return METRICS[name]
+    if ":" in name:
+        module, _, attr = name.partition(":")
+        try:
+            fn = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as err:
+            raise ValueError(f"cannot import metric {name!r} ({err}); give 'module:function' "
+                             "with the module importable (e.g. on PYTHONPATH)") from err
+        if not callable(fn):
+            raise ValueError(f"{name!r} is not callable")
+        return fn
+    raise ValueError(f"unknown metric {name!r}; built-in metrics: {', '.join(METRICS)}; "
+                     "or give your own as 'module:function'")
+
+
+def score(candidates, references=None, metrics: Sequence[str] = CLASSIC,
+          tokenizer: str = "ptb") -> dict[str, Scores]:
+    """Several metrics on one input, tokenised once: ``{name: Scores}``."""
+    fns = {name: get_metric(name) for name in metrics}
+    batch = prepare(candidates, references, tokenizer)
+    out = {}
+    for name, fn in fns.items():
+        if name in TEXT_METRICS:
+            out[name] = fn(batch)
+        else:
+            # a user metric receives plain text, aligned by position
+            cands, refs, ids = _plain(candidates, references)
+            out[name] = as_scores(name, fn(cands, refs))
+    return out
+
+
+def _plain(candidates, references):
+    from capkit.metrics.inputs import align
+    return align(candidates, references)
+
+
+__all__ = ["METRICS", "CLASSIC", "Scores", "CaptionBatch", "DocumentFrequencies", "bleu",
+           "cider_d", "document_frequencies", "get_metric", "prepare", "rouge_l", "score"]

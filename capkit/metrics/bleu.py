@@ -1,0 +1,88 @@
+"""BLEU-1..4 exactly as pycocoevalcap 1.2 computes it (Papineni et al. 2002, COCO flavour).
+
+* Clipped matches: a candidate n-gram counts at most as often as it appears in the single
+  reference where it is most frequent.
+* Brevity penalty: "closest" reference length (ties go to the shorter reference).
+* Corpus BLEU pools matches, guesses and lengths over all captions, then applies the formula once:
+  it is not the mean of the per-caption scores.
+* Per-caption BLEU adds 1e-15 to matches and 1e-9 to guesses, so a caption with no 4-gram match
+  scores about 1e-5 rather than 0 (pycocoevalcap's smoothing; reproduced, not endorsed).
+
+Explained in notebooks/01_classic_metrics.ipynb, section "BLEU".
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from capkit.metrics.inputs import CaptionBatch, prepare
+from capkit.metrics.ngrams import lookup, run_starts
+from capkit.scores import Scores, make_signature
+
+TINY, SMALL = 1e-15, 1e-9   # pycocoevalcap's smoothing constants
+
+
+def bleu_stats(batch: CaptionBatch, n: int = 4) -> dict[str, np.ndarray]:
+    """Sufficient statistics per caption: correct (N, n), guess (N, n), testlen (N,), reflen (N,)."""
+    N, owner = len(batch), batch.ref_owner
+    index = batch.ngrams(n)
+    seg_owner = np.concatenate([np.arange(N, dtype=np.int64), owner])    # (S,)
+    testlen = index.lengths[:N]
+    correct = np.zeros((N, n), dtype=np.int64)
+    for k, table in enumerate(index.tables[:n]):
+        is_ref = table.seg >= N
+        # the most times each (gram, candidate) occurs in any single reference of the candidate;
+        # rows are in (gram, segment) order, so these keys are already sorted
+        ref_key = table.gram[is_ref] * N + seg_owner[table.seg[is_ref]]
+        starts = run_starts(ref_key)
+        max_count = np.maximum.reduceat(table.count[is_ref], starts) \
+            if len(starts) else np.zeros(0, dtype=np.int64)
+        cand_seg = table.seg[~is_ref]
+        ref_max = lookup(table.gram[~is_ref] * N + cand_seg, ref_key[starts], max_count)
+        clipped = np.minimum(table.count[~is_ref], ref_max)
+        correct[:, k] = np.bincount(cand_seg, weights=clipped, minlength=N).astype(np.int64)
+    guess = np.maximum(0, testlen[:, None] - np.arange(n)[None, :])            # (N, n)
+    return {"correct": correct, "guess": guess, "testlen": testlen,
+            "reflen": _closest_ref_length(index.lengths[N:], owner, testlen, batch.n_refs)}
+
+
+def _closest_ref_length(ref_len, owner, testlen, n_refs) -> np.ndarray:
+    """Per candidate, the reference length closest to its length; ties -> shorter."""
+    big = int(ref_len.max(initial=0)) + 1
+    key = np.abs(ref_len - testlen[owner]) * big + ref_len
+    starts = np.concatenate([[0], np.cumsum(n_refs)[:-1]])
+    return np.minimum.reduceat(key, starts) % big
+
+
+def bleu_from_stats(correct, guess, testlen, reflen) -> np.ndarray:
+    """BLEU-1..n for arrays of statistics (..., n): per caption or pooled."""
+    n = correct.shape[-1]
+    precision = (correct + TINY) / (guess + SMALL)
+    scores = np.cumprod(precision, axis=-1) ** (1.0 / np.arange(1, n + 1))
+    ratio = (testlen + TINY) / (reflen + SMALL)
+    with np.errstate(divide="ignore", over="ignore"):
+        penalty = np.where(ratio < 1, np.exp(1 - 1 / ratio), 1.0)
+    return scores * np.asarray(penalty)[..., None]
+
+
+def bleu(candidates, references=None, images=None, *, n: int = 4,
+         tokenizer: str = "ptb") -> Scores:
+    """BLEU-n per caption and corpus BLEU-n (pooled counts), as pycocoevalcap computes them.
+
+    ``parts`` holds every lower order too: ``parts["bleu_k"]`` (per caption) and
+    ``parts["corpus_bleu_k"]`` for k = 1..n.
+    """
+    if n not in (1, 2, 3, 4):
+        raise ValueError(f"BLEU order n must be 1, 2, 3 or 4, got {n!r}")
+    batch = prepare(candidates, references, tokenizer)
+    s = bleu_stats(batch, n)
+    per = bleu_from_stats(s["correct"], s["guess"], s["testlen"], s["reflen"])       # (N, n)
+    corpus = bleu_from_stats(s["correct"].sum(0), s["guess"].sum(0),
+                             s["testlen"].sum(), s["reflen"].sum())                # (n,)
+    parts: dict[str, object] = {}
+    for k in range(1, n + 1):
+        parts[f"bleu_{k}"] = per[:, k - 1]
+        parts[f"corpus_bleu_{k}"] = float(corpus[k - 1])
+    parts.update(s)
+    sig = make_signature(f"bleu_{n}", n=n, bp="closest", smooth="1e-15/1e-9",
+                         corpus="pooled", tok=batch.tokenizer)
+    return Scores(f"bleu_{n}", per[:, n - 1], float(corpus[n - 1]), sig, batch.ids, parts)

@@ -1,0 +1,138 @@
+"""Aligning, validating and tokenising the (candidates, references) pair every metric takes.
+
+Metrics accept either mappings keyed by id (``{id: caption}``, ``{id: [refs]}``) or aligned
+sequences (``[caption, ...]``, ``[[refs], ...]``). Both are checked the same way and turned into a
+``CaptionBatch`` of token lists, so a set of metrics can share one tokenisation
+(``capkit.metrics.score``).
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from capkit.metrics.ngrams import Encoded, NgramIndex, build_index, encode
+
+TOKENIZERS = ("ptb", "split")
+
+
+@dataclass(frozen=True)
+class CaptionBatch:
+    """Candidates and references as token lists, aligned by position."""
+    candidates: list[list[str]]            # (N,) tokens of each candidate
+    references: list[list[list[str]]]      # (N,) tokens of each reference of each candidate
+    ids: tuple[str, ...] | None            # candidate ids when the input was keyed
+    tokenizer: str
+    cache: dict = field(default_factory=dict, repr=False, compare=False)  # shared encodings
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    @property
+    def segments(self) -> list[list[str]]:
+        """Candidates first, then every reference, in order: the layout of ``encoded``."""
+        return self.candidates + [r for rs in self.references for r in rs]
+
+    @property
+    def n_refs(self) -> np.ndarray:
+        return np.fromiter((len(r) for r in self.references), dtype=np.int64, count=len(self))
+
+    @property
+    def ref_owner(self) -> np.ndarray:
+        """(R,) index of the candidate each reference belongs to."""
+        return np.repeat(np.arange(len(self), dtype=np.int64), self.n_refs)
+
+    def encoded(self) -> Encoded:
+        if "encoded" not in self.cache:
+            self.cache["encoded"] = encode(self.segments)
+        return self.cache["encoded"]
+
+    def ngrams(self, n: int) -> NgramIndex:
+        """1..n-gram tables of all segments (computed once per batch and order)."""
+        have = [k for k in self.cache if isinstance(k, tuple) and k[0] == "ngrams" and k[1] >= n]
+        if have:
+            return self.cache[have[0]]
+        self.cache[("ngrams", n)] = build_index(self.encoded(), n)
+        return self.cache[("ngrams", n)]
+
+
+def _check_caption(text: object, where: str) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"{where} must be a string, got {type(text).__name__}: {text!r}")
+    if not text.strip():
+        raise ValueError(f"{where} is empty or whitespace-only; remove it or give a real caption")
+    return text
+
+
+def align(candidates, references) -> tuple[list[str], list[list[str]], tuple[str, ...] | None]:
+    """Check and align raw inputs; return (candidates, references, ids)."""
+    if isinstance(candidates, Mapping):
+        if not isinstance(references, Mapping):
+            raise TypeError("candidates are keyed by id, so references must be a mapping "
+                            "{id: [reference, ...]} too")
+        cand_ids, ref_ids = set(candidates), set(references)
+        if cand_ids != ref_ids:
+            missing = sorted(map(str, cand_ids - ref_ids))
+            extra = sorted(map(str, ref_ids - cand_ids))
+            raise ValueError(
+                "candidate and reference ids must match exactly: "
+                f"{len(missing)} candidate id(s) have no references (first: {missing[:5]}), "
+                f"{len(extra)} reference id(s) have no candidate (first: {extra[:5]}); "
+                "score only the ids present in both, or fix the files")
+        ids = tuple(candidates)
+        cands = [candidates[i] for i in ids]
+        refs = [references[i] for i in ids]
+        ids = tuple(str(i) for i in ids)
+    else:
+        if isinstance(candidates, str) or not isinstance(candidates, Sequence):
+            raise TypeError("candidates must be a list of captions or a mapping {id: caption}")
+        if references is None or isinstance(references, (str, Mapping)) \
+                or not isinstance(references, Sequence):
+            raise TypeError("references must be a list (one list of references per candidate)")
+        if len(candidates) != len(references):
+            raise ValueError(f"got {len(candidates)} candidates but {len(references)} reference "
+                             "lists; they must be aligned one to one")
+        ids, cands, refs = None, list(candidates), list(references)
+    names = ids if ids is not None else [str(i) for i in range(len(cands))]
+    for name, cand, rs in zip(names, cands, refs):
+        _check_caption(cand, f"candidate {name}")
+        if isinstance(rs, str) or not isinstance(rs, Sequence) or len(rs) == 0:
+            raise ValueError(f"candidate {name} has no references (got {rs!r}); every candidate "
+                             "needs a non-empty list of reference captions")
+        for j, r in enumerate(rs):
+            _check_caption(r, f"reference {j} of candidate {name}")
+    return cands, [list(r) for r in refs], ids
+
+
+def tokenize(texts: list[str], tokenizer: str) -> list[list[str]]:
+    if tokenizer == "ptb":
+        from capkit.text import ptb_tokenize
+        return [t.split() for t in ptb_tokenize(texts)]
+    if tokenizer == "split":
+        return [t.split() for t in texts]
+    raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {TOKENIZERS}")
+
+
+def prepare(candidates, references=None, tokenizer: str = "ptb") -> CaptionBatch:
+    """Validate, align and tokenise once. A ``CaptionBatch`` passes through unchanged."""
+    if isinstance(candidates, CaptionBatch):
+        if references is not None:
+            raise ValueError("a CaptionBatch already holds its references; pass references=None")
+        return candidates
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {TOKENIZERS}")
+    cands, refs, ids = align(candidates, references)
+    flat = cands + [r for rs in refs for r in rs]
+    toks = tokenize(flat, tokenizer)
+    cand_toks, pos = toks[:len(cands)], len(cands)
+    ref_toks = []
+    for rs in refs:
+        ref_toks.append(toks[pos:pos + len(rs)])
+        pos += len(rs)
+    empty = [ids[i] if ids else str(i) for i, t in enumerate(cand_toks) if not t]
+    if empty:
+        warnings.warn(f"{len(empty)} candidate(s) have no tokens after {tokenizer} tokenisation "
+                      f"(punctuation only; first: {empty[:5]}); they score 0", stacklevel=3)
+    return CaptionBatch(cand_toks, ref_toks, ids, tokenizer)

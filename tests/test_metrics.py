@@ -1,0 +1,134 @@
+"""Classic metrics: exact agreement with pycocoevalcap on generated inputs, and input errors.
+
+The full-data parity test (9 COCO Karpathy-test systems, Java tokenizer) is in
+test_parity_coco.py; here the inputs are pre-tokenised (tokenizer="split") so the arithmetic
+alone is compared.
+"""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from capkit.metrics import (CLASSIC, bleu, cider_d, document_frequencies, get_metric, rouge_l,
+                            score)
+from reference_metrics import reference_scores
+
+TOL = 1e-9
+WORDS = st.sampled_from("a the dog cat on in runs red big small of".split())
+CAPTION = st.lists(WORDS, min_size=1, max_size=14).map(" ".join)
+
+
+def _compare(cands: dict[str, str], refs: dict[str, list[str]]):
+    ours = score(cands, refs, CLASSIC, tokenizer="split")
+    theirs = reference_scores(refs, {k: [v] for k, v in cands.items()})
+    for name in CLASSIC:
+        corpus, per = theirs[name]
+        assert ours[name].corpus == pytest.approx(corpus, abs=TOL), name
+        np.testing.assert_allclose(ours[name].per_caption, per, rtol=0, atol=TOL, err_msg=name)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(CAPTION, st.lists(CAPTION, min_size=1, max_size=5)),
+                min_size=2, max_size=12))
+def test_matches_pycocoevalcap_on_generated_captions(items):
+    cands = {str(i): c for i, (c, _) in enumerate(items)}
+    refs = {str(i): r for i, (_, r) in enumerate(items)}
+    _compare(cands, refs)
+
+
+def test_long_candidates_use_the_unbounded_lcs_path():
+    # over 64 tokens the 64-bit LCS cannot hold a row; the Python-int path must agree
+    rng = np.random.default_rng(0)
+    vocab = "a b c d e f g h".split()
+    cands = {str(i): " ".join(rng.choice(vocab, size=70 + i)) for i in range(4)}
+    refs = {str(i): [" ".join(rng.choice(vocab, size=s)) for s in (5, 66, 90)] for i in range(4)}
+    _compare(cands, refs)
+
+
+def test_closest_reference_length_ties_go_to_the_shorter():
+    cands = {"a": "w w w w", "b": "x y"}
+    refs = {"a": ["w w w", "w w w w w"], "b": ["x", "x y z"]}
+    _compare(cands, refs)
+
+
+def test_corpus_bleu_pools_counts_and_is_not_the_mean():
+    cands = {"a": "a dog runs on the grass", "b": "a cat"}
+    refs = {"a": ["a dog runs on the green grass"], "b": ["a small cat sleeps"]}
+    s = bleu(cands, refs, n=4, tokenizer="split")
+    assert s.corpus != pytest.approx(s.per_caption.mean())
+    assert set(s.parts) >= {"bleu_1", "corpus_bleu_1", "correct", "guess"}
+    # the no-4-gram caption gets pycocoevalcap's smoothed ~1e-5 instead of 0
+    assert 0 < s.per_caption[1] < 1e-3
+
+
+def test_scores_do_not_depend_on_candidate_order():
+    cands = {str(i): c for i, c in enumerate(["a dog", "a red cat", "the big dog runs",
+                                              "a cat on a mat"])}
+    refs = {k: ["a dog runs", "a cat sits on a mat", "the red dog"] for k in cands}
+    a = score(cands, refs, CLASSIC, tokenizer="split")
+    rev = dict(reversed(list(cands.items())))
+    b = score(rev, refs, CLASSIC, tokenizer="split")
+    for name in CLASSIC:
+        assert a[name].by_id() == pytest.approx(b[name].by_id(), abs=1e-12)
+
+
+def test_cider_with_given_document_frequencies_equals_corpus_ones():
+    cands = {"a": "a dog runs", "b": "a cat sleeps", "c": "two birds fly"}
+    refs = {"a": ["a dog is running"], "b": ["a cat is sleeping", "a cat naps"],
+            "c": ["birds in the sky"]}
+    df = document_frequencies(refs, tokenizer="split", name="same-refs")
+    own = cider_d(cands, refs, tokenizer="split")
+    given_ = cider_d(cands, refs, tokenizer="split", document_frequency=df)
+    np.testing.assert_allclose(own.per_caption, given_.per_caption, atol=1e-12)
+    assert "df:same-refs" in given_.signature and "df:corpus" in own.signature
+    # with given df a single image is well defined
+    one = cider_d({"a": "a dog runs"}, {"a": refs["a"]}, tokenizer="split", document_frequency=df)
+    assert one.per_caption[0] > 0
+
+
+def test_signature_records_settings():
+    s = rouge_l(["a dog"], [["a dog runs"]], tokenizer="split")
+    assert s.signature.startswith("rouge_l|beta:1.2|") and "tok:split" in s.signature
+    assert s.ids is None and len(s) == 1
+
+
+@pytest.mark.parametrize("cands, refs, err, match", [
+    ({"a": ""}, {"a": ["x"]}, ValueError, "candidate a is empty"),
+    ({"a": "   "}, {"a": ["x"]}, ValueError, "empty or whitespace-only"),
+    ({"a": 3}, {"a": ["x"]}, TypeError, "candidate a must be a string"),
+    ({"a": "x"}, {"a": ["ok", ""]}, ValueError, "reference 1 of candidate a is empty"),
+    ({"a": "x"}, {"a": []}, ValueError, "candidate a has no references"),
+    ({"a": "x"}, {"a": "just one string"}, ValueError, "no references"),
+    ({"a": "x", "b": "y"}, {"a": ["x"], "c": ["z"]}, ValueError, r"ids must match exactly.*\['b'\]"),
+    (["x", "y"], [["x"]], ValueError, "aligned one to one"),
+    ({"a": "x"}, [["x"]], TypeError, "must be a mapping"),
+])
+def test_bad_input_gives_a_clear_error(cands, refs, err, match):
+    with pytest.raises(err, match=match):
+        bleu(cands, refs, tokenizer="split")
+
+
+def test_cider_on_a_single_image_explains_why():
+    with pytest.raises(ValueError, match="single candidate.*document_frequency"):
+        cider_d({"a": "a dog"}, {"a": ["a dog runs"]}, tokenizer="split")
+
+
+def test_unknown_names_are_rejected():
+    with pytest.raises(ValueError, match="unknown tokenizer"):
+        bleu(["a"], [["a"]], tokenizer="nltk")
+    with pytest.raises(ValueError, match="BLEU order"):
+        bleu(["a"], [["a"]], n=5, tokenizer="split")
+    with pytest.raises(ValueError, match="unknown metric 'blue'"):
+        get_metric("blue")
+    with pytest.raises(ValueError, match="cannot import metric"):
+        get_metric("no_such_module:f")
+
+
+def test_candidate_without_tokens_scores_zero_with_a_warning():
+    with pytest.warns(UserWarning, match="no tokens"):
+        s = score({"a": "...", "b": "a dog"}, {"a": ["a dog"], "b": ["a dog"]},
+                  ["bleu_4", "rouge_l", "cider_d"])
+    for name in ("bleu_4", "rouge_l", "cider_d"):
+        assert s[name].per_caption[0] == 0.0
