@@ -1,0 +1,74 @@
+"""Where capkit keeps its datasets, and the check that one has been fetched.
+
+The data directory is ``$CAPKIT_DATA_DIR`` if set, else ``~/.cache/capkit/data``. Each dataset
+is a folder named after it. ``data_scripts/fetch.py`` moves a folder into place only once every
+file in it has been verified, then writes the marker ``.complete-<dataset>`` next to it. A folder
+without its marker is treated as absent, so an interrupted fetch never looks complete. The fetch
+script imports this module, so the library and the script agree on both names.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_DIR_ENV = "CAPKIT_DATA_DIR"
+DEFAULT_DATA_DIR = "~/.cache/capkit/data"
+MIRROR_HINT = "../shared/data"  # the local mirror named in error messages (relative to the repo)
+
+DATASETS = (
+    "flickr8k",
+    "composite",
+    "pascal50s",
+    "thumb",
+    "nebula",
+    "capeval1k",
+    "coco_karpathy_test",
+    "flickr30k_test",
+    "diversity_wang_chan",
+    "clipscore_example",
+)
+# Datasets whose every file is a byte copy of a pinned public file, so they can be fetched without a
+# mirror. Must agree with data_scripts/manifest.json (tests/test_fetch.py checks it).
+PUBLIC_DATASETS = frozenset({"thumb", "nebula", "diversity_wang_chan", "clipscore_example"})
+
+
+def data_dir(path: str | os.PathLike | None = None) -> Path:
+    """The datasets' folder: ``path`` if given, else $CAPKIT_DATA_DIR, else ~/.cache/capkit/data."""
+    if path is None:
+        path = os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR
+    return Path(path).expanduser()
+
+
+def check_dataset_name(dataset: str) -> str:
+    if dataset not in DATASETS:
+        raise ValueError(f"Unknown dataset {dataset!r}: choose one of {', '.join(DATASETS)}.")
+    return dataset
+
+
+def dataset_dir(dataset: str, root: str | os.PathLike | None = None) -> Path:
+    return data_dir(root) / check_dataset_name(dataset)
+
+
+def marker_path(dataset: str, root: str | os.PathLike | None = None) -> Path:
+    """The ``.complete-<dataset>`` marker, written last by the fetch script."""
+    return data_dir(root) / f".complete-{check_dataset_name(dataset)}"
+
+
+def fetch_command(dataset: str) -> str:
+    """The command (run from the repository root) that obtains ``dataset``."""
+    if dataset in PUBLIC_DATASETS:
+        return (f"python -m data_scripts.fetch {dataset} --mirror {MIRROR_HINT} "
+                f"(or, from the public origin, python -m data_scripts.fetch {dataset})")
+    return (f"python -m data_scripts.fetch {dataset} --mirror {MIRROR_HINT} "
+            "(some of its files exist only in the kit's mirror)")
+
+
+def require(dataset: str) -> Path:
+    """Return the folder of a fetched dataset; raise FileNotFoundError saying how to fetch it."""
+    folder = dataset_dir(dataset)
+    if not marker_path(dataset).is_file() or not folder.is_dir():
+        raise FileNotFoundError(
+            f"Dataset {dataset!r} is not in {data_dir()} (no complete fetch found). Fetch it from "
+            f"the repository root with: {fetch_command(dataset)}; or set {DATA_DIR_ENV} to the "
+            "folder that already holds it.")
+    return folder

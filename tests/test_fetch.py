@@ -1,0 +1,243 @@
+"""data_scripts.fetch: manifest, mirror copies, verification, atomicity, idempotence, CLI."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from capkit.data import paths
+from data_scripts import fetch as fetch_mod
+from data_scripts.fetch import fetch, fetch_dataset, load_manifest, main
+
+MIRROR = Path(os.environ.get("CAPKIT_SHARED_DATA",
+                            Path(__file__).resolve().parents[2] / "shared" / "data"))
+needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"no data mirror at {MIRROR}")
+PINNED_URL = r"https://raw\.githubusercontent\.com/[^/]+/[^/]+/[0-9a-f]{40}/.+"
+SMALL = "clipscore_example"  # 5 files, 0.3 MB: quick to copy again and again
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    """An empty data directory, also set as $CAPKIT_DATA_DIR."""
+    root = tmp_path / "data"
+    monkeypatch.setenv(paths.DATA_DIR_ENV, str(root))
+    return root
+
+
+@pytest.fixture
+def small_mirror(tmp_path):
+    """A private copy of one dataset's mirror folder, safe to corrupt."""
+    if not MIRROR.is_dir():
+        pytest.skip(f"no data mirror at {MIRROR}")
+    mirror = tmp_path / "mirror"
+    shutil.copytree(MIRROR / SMALL, mirror / SMALL)
+    return mirror
+
+
+def hidden_leftovers(root: Path) -> list[str]:
+    return sorted(p.name for p in root.glob(".*") if not p.name.startswith(".complete-"))
+
+
+# ---- manifest -------------------------------------------------------------------------------
+
+def test_manifest_lists_every_dataset_with_terms_and_citation():
+    manifest = load_manifest()
+    assert list(manifest) == list(paths.DATASETS)
+    for name, entry in manifest.items():
+        assert entry["terms"] and entry["citation"] and entry["files"], name
+        for f in entry["files"]:
+            assert re.fullmatch(r"[0-9a-f]{64}", f["sha256"]) and f["size"] > 0, (name, f["path"])
+            if f["url"] is not None:  # pinned to a full commit on raw.githubusercontent.com
+                assert re.fullmatch(PINNED_URL, f["url"]), f["url"]
+            else:
+                assert f.get("note"), (name, f["path"])
+
+
+def test_public_datasets_are_exactly_those_without_mirror_only_files():
+    manifest = load_manifest()
+    public = {n for n, e in manifest.items() if all(f["url"] for f in e["files"])}
+    assert public == paths.PUBLIC_DATASETS
+
+
+@needs_mirror
+def test_manifest_covers_every_mirror_file():
+    manifest = load_manifest()
+    for name, entry in manifest.items():
+        on_disk = {p.relative_to(MIRROR / name).as_posix() for p in (MIRROR / name).rglob("*")
+                   if p.is_file() and p.name != "SOURCE.md"}
+        assert on_disk == {f["path"] for f in entry["files"]}, name
+
+
+# ---- fetching ---------------------------------------------------------------------------------
+
+@needs_mirror
+def test_fetch_all_from_mirror_then_skip(data):
+    first = fetch(mirror=MIRROR)
+    assert [r.status for r in first] == ["fetched"] * len(paths.DATASETS)
+    for name in paths.DATASETS:
+        assert paths.require(name) == data / name
+        marker = json.loads(paths.marker_path(name).read_text())
+        assert marker["manifest_sha256"] == fetch_mod.manifest_hash(load_manifest()[name])
+    assert hidden_leftovers(data) == []
+    second = fetch(mirror=MIRROR)
+    assert [r.status for r in second] == ["present"] * len(paths.DATASETS)
+
+
+def test_second_run_copies_nothing(data, small_mirror, monkeypatch):
+    assert fetch_dataset(SMALL, mirror=small_mirror).status == "fetched"
+
+    def no_copy(*args):
+        raise AssertionError("a complete dataset was copied again")
+    monkeypatch.setattr(fetch_mod, "_transfer", no_copy)
+    assert fetch_dataset(SMALL, mirror=small_mirror).status == "present"
+
+
+def test_force_refetches(data, small_mirror):
+    fetch_dataset(SMALL, mirror=small_mirror)
+    (data / SMALL / "refs.json").write_text("{}")  # same marker, damaged file
+    assert fetch_dataset(SMALL, mirror=small_mirror, force=True).status == "fetched"
+    fresh = (data / SMALL / "refs.json").read_bytes()
+    assert fresh == (small_mirror / SMALL / "refs.json").read_bytes()
+    assert hidden_leftovers(data) == []
+
+
+def test_changed_manifest_entry_or_missing_file_means_refetch(data, small_mirror):
+    fetch_dataset(SMALL, mirror=small_mirror)
+    marker = paths.marker_path(SMALL)
+    marker.write_text(json.dumps({"manifest_sha256": "0" * 64}))
+    assert fetch_dataset(SMALL, mirror=small_mirror).status == "fetched"
+    (data / SMALL / "images" / "image1.jpg").unlink()
+    assert fetch_dataset(SMALL, mirror=small_mirror).status == "fetched"
+
+
+def test_sha256_mismatch_is_an_error_naming_the_file(data, small_mirror):
+    with open(small_mirror / SMALL / "good_captions.json", "r+b") as f:
+        f.write(b"[")  # same size, different bytes
+    expected = r"sha256 mismatch for clipscore_example/good_captions\.json"
+    with pytest.raises(ValueError, match=expected):
+        fetch_dataset(SMALL, mirror=small_mirror)
+    assert not (data / SMALL).exists() and not paths.marker_path(SMALL).exists()
+    assert hidden_leftovers(data) == []
+    with pytest.raises(FileNotFoundError, match="python -m data_scripts.fetch clipscore_example"):
+        paths.require(SMALL)
+
+
+def test_missing_mirror_file_is_an_error_naming_it(data, small_mirror):
+    (small_mirror / SMALL / "refs.json").unlink()
+    result = fetch([SMALL], mirror=small_mirror)[0]
+    assert result.status == "failed" and "clipscore_example/refs.json is missing" in result.detail
+
+
+class _Breaks:
+    """A source stream that fails after its first chunk, as an interrupted copy would."""
+
+    def __init__(self, stream):
+        self.stream, self.reads = stream, 0
+
+    def read(self, n):
+        self.reads += 1
+        if self.reads > 1:
+            raise KeyboardInterrupt("simulated interruption mid-copy")
+        return self.stream.read(min(n, 16))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stream.close()
+
+
+@pytest.mark.parametrize("already_complete", [False, True])
+def test_interrupted_fetch_leaves_nothing_that_looks_complete(data, small_mirror, monkeypatch,
+                                                             already_complete):
+    if already_complete:
+        fetch_dataset(SMALL, mirror=small_mirror)
+    real_open = fetch_mod._open_source
+    opened = []
+
+    def breaking_open(dataset, spec, mirror):
+        opened.append(spec["path"])
+        stream = real_open(dataset, spec, mirror)
+        return _Breaks(stream) if len(opened) == 3 else stream
+    monkeypatch.setattr(fetch_mod, "_open_source", breaking_open)
+    with pytest.raises(KeyboardInterrupt):
+        fetch_dataset(SMALL, mirror=small_mirror, force=True)
+    assert len(opened) == 3 and hidden_leftovers(data) == []
+    if already_complete:  # the earlier complete copy is untouched and still complete
+        assert fetch_mod.is_complete(SMALL, load_manifest()[SMALL], data)
+    else:
+        assert not (data / SMALL).exists() and not paths.marker_path(SMALL).exists()
+
+
+def test_killed_fetch_leftovers_are_ignored_then_cleaned(data, small_mirror):
+    leftover = data / f".{SMALL}.partial-deadbeef"
+    (leftover / "images").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError):
+        paths.require(SMALL)
+    fetch_dataset(SMALL, mirror=small_mirror)
+    assert not leftover.exists()
+
+
+def test_a_folder_without_marker_is_not_complete(data, small_mirror):
+    shutil.copytree(small_mirror / SMALL, data / SMALL)
+    with pytest.raises(FileNotFoundError, match="no complete fetch"):
+        paths.require(SMALL)
+    assert fetch_dataset(SMALL, mirror=small_mirror).status == "fetched"
+
+
+def test_mirror_only_files_need_a_mirror(data):
+    result = fetch(["composite"])[0]  # fails before any download: no network needed
+    assert result.status == "failed"
+    assert "composite_correctness.csv" in result.detail
+    assert "only available from a mirror" in result.detail and "--mirror" in result.detail
+    assert not (data / "composite").exists()
+
+
+def test_unknown_dataset_is_rejected_before_fetching(data):
+    with pytest.raises(ValueError, match=r"Unknown dataset 'flickr9k'.*flickr8k"):
+        fetch(["thumb", "flickr9k"])
+    assert not data.exists()
+
+
+# ---- data directory ----------------------------------------------------------------------------
+
+def test_data_dir_resolution(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(paths.DATA_DIR_ENV, raising=False)
+    assert paths.data_dir() == tmp_path / "home" / ".cache" / "capkit" / "data"
+    monkeypatch.setenv(paths.DATA_DIR_ENV, str(tmp_path / "env"))
+    assert paths.data_dir() == tmp_path / "env"
+    assert paths.data_dir(tmp_path / "arg") == tmp_path / "arg"
+
+
+def test_data_dir_option_wins_over_env(data, small_mirror, tmp_path):
+    other = tmp_path / "other"
+    assert main([SMALL, "--mirror", str(small_mirror), "--data-dir", str(other)]) == 0
+    assert (other / SMALL).is_dir() and not data.exists()
+
+
+# ---- command line ------------------------------------------------------------------------------
+
+def test_cli_one_line_per_dataset_and_exit_codes(data, small_mirror, capsys):
+    assert main([SMALL, "--mirror", str(small_mirror)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith(f"{SMALL}: fetched 5 files")
+    assert "terms: clipscore repository: MIT" in out and "citation:" in out
+    assert main([SMALL, "--mirror", str(small_mirror)]) == 0
+    assert capsys.readouterr().out.strip() == f"{SMALL}: already present in {data / SMALL}"
+    assert main([SMALL, "composite", "--mirror", str(small_mirror)]) == 1  # no composite/ there
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"{SMALL}: already present")
+    assert captured.err.startswith("composite: FAILED: The mirror")
+
+
+def test_cli_usage_errors(data, capsys):
+    assert main(["nonesuch"]) == 2
+    assert "Unknown dataset 'nonesuch'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main([])
+    assert e.value.code == 2
