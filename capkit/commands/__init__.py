@@ -1,0 +1,5 @@
+"""One module per `capkit` subcommand; each has ``register(subparsers)`` and a ``run(args)``.
+
+Subcommands parse arguments and call library functions; no metric logic lives here.
+"""
+COMMANDS = ("score", "systems", "bench_speed")

@@ -1,0 +1,35 @@
+"""`capkit bench-speed`: capkit against pycocoevalcap 1.2 on one system, in one run."""
+from __future__ import annotations
+
+import argparse
+
+from capkit.report import format_table
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bench-speed", help="time capkit against pycocoevalcap 1.2")
+    p.add_argument("--dataset", default="coco_karpathy_test")
+    p.add_argument("--system", default="updown_paddle")
+    p.add_argument("--repeat", type=int, default=3)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from capkit.data import load
+    from capkit.speed import bench_speed
+
+    corpus = load(args.dataset)
+    if args.system not in corpus.systems:
+        raise ValueError(f"no system {args.system!r} in {args.dataset}; "
+                         f"choose one of {', '.join(corpus.systems)}")
+    cands = corpus.systems[args.system]
+    refs = {image: corpus.references[image] for image in cands}
+    result = bench_speed(cands, refs, repeat=args.repeat)
+    print(f"{args.dataset} / {args.system}: {result['n_captions']} captions, "
+          f"{result['n_references']} references; median of {args.repeat} runs, tokenisation "
+          "included on both sides (pycocoevalcap: Java PTB tokenizer, two JVM starts)")
+    rows = [[step, ref, cap, f"{ratio:.1f}x"] for step, ref, cap, ratio in result["rows"]]
+    print(format_table(["step", "pycocoevalcap s", "capkit s", "speed-up"], rows, digits=3))
+    print(f"largest corpus-score difference (BLEU-4, ROUGE-L, CIDEr-D): "
+          f"{result['max_corpus_diff']:.2e}")
+    return 0

@@ -1,0 +1,45 @@
+"""`capkit score`: score a candidates file against a references file."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from capkit.commands.args import metric_list
+from capkit.report import format_table
+
+
+def register(sub) -> None:
+    from capkit.metrics import CLASSIC
+    p = sub.add_parser("score", help="score a candidates file against a references file")
+    p.add_argument("--candidates", required=True,
+                   help="{id: caption} JSON or a COCO results list")
+    p.add_argument("--references", required=True,
+                   help="{id: [captions]} JSON or a COCO annotations file")
+    p.add_argument("--metrics", type=metric_list, default=list(CLASSIC),
+                   help="comma-separated names, or module:function for your own metric")
+    p.add_argument("--format", choices=["json", "csv", "table", "markdown"], default="table")
+    p.add_argument("--tokenizer", choices=["ptb", "split"], default="ptb")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from capkit.caption_files import read_candidates, read_references
+    from capkit.metrics import score
+
+    cands, refs = read_candidates(args.candidates), read_references(args.references)
+    results = score(cands, refs, args.metrics, tokenizer=args.tokenizer)
+    if args.format == "json":
+        out = {"metrics": {name: {"corpus": s.corpus, "per_caption": s.by_id()}
+                           for name, s in results.items()},
+               "signature": {name: s.signature for name, s in results.items()}}
+        print(json.dumps(out, indent=1))
+    elif args.format == "csv":
+        names = list(results)
+        per = {name: s.by_id() for name, s in results.items()}
+        rows = [[i, *(per[n][i] for n in names)] for i in per[names[0]]]
+        rows.append(["<corpus>", *(results[n].corpus for n in names)])
+        print(format_table(["id", *names], rows, "csv", digits=10))
+    else:
+        rows = [[name, s.corpus, s.signature] for name, s in results.items()]
+        print(format_table(["metric", "corpus", "signature"], rows, args.format))
+    return 0

@@ -1,0 +1,33 @@
+"""`capkit systems`: corpus scores of every system of a dataset, ranked."""
+from __future__ import annotations
+
+import argparse
+
+from capkit.commands.args import metric_list
+from capkit.report import format_table
+
+
+def register(sub) -> None:
+    from capkit.metrics import CLASSIC
+    p = sub.add_parser("systems", help="corpus scores of every system of a dataset")
+    p.add_argument("--dataset", default="coco_karpathy_test",
+                   choices=["coco_karpathy_test", "flickr30k_test"])
+    p.add_argument("--metrics", type=metric_list, default=list(CLASSIC))
+    p.add_argument("--format", choices=["table", "markdown", "csv"], default="table")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from capkit.data import load
+    from capkit.systems import score_systems
+
+    results = score_systems(load(args.dataset), args.metrics)
+    rank_by = args.metrics[-1]
+    order = sorted(results, key=lambda s: -results[s][rank_by].corpus)
+    rows = [[s, len(results[s][rank_by]), *(results[s][m].corpus for m in args.metrics)]
+            for s in order]
+    print(f"{args.dataset}: corpus scores of {len(results)} systems, ranked by {rank_by}")
+    print(format_table(["system", "n", *args.metrics], rows, args.format))
+    sigs = {m: results[order[0]][m].signature for m in args.metrics}
+    print("\nsignatures:\n" + "\n".join(f"  {m}: {s}" for m, s in sigs.items()))
+    return 0

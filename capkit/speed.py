@@ -1,0 +1,81 @@
+"""`capkit bench-speed`: capkit against pycocoevalcap 1.2 on the same system, in one run.
+
+Both sides start from raw text and include tokenisation: pycocoevalcap runs its Java PTB
+tokenizer (one JVM for the references, one for the candidates) and its Python scorers; capkit
+runs its pure-Python PTB tokenizer and its array scorers. Each step is repeated and the median
+is reported, with the largest difference between the two sides' corpus scores as a sanity check.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from capkit.metrics import bleu, cider_d, prepare, rouge_l
+from capkit.metrics.inputs import CaptionBatch
+
+
+def _median_time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), out
+
+
+def _reference_side(cands: dict[str, str], refs: dict[str, list[str]], repeat: int):
+    try:
+        from pycocoevalcap.bleu.bleu import Bleu
+        from pycocoevalcap.cider.cider import Cider
+        from pycocoevalcap.rouge.rouge import Rouge
+        from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+    except ImportError as err:
+        raise RuntimeError("bench-speed compares against pycocoevalcap: "
+                           "pip install pycocoevalcap==1.2 (and have Java on PATH)") from err
+
+    def tok():
+        t = PTBTokenizer()
+        gts = t.tokenize({k: [{"caption": c} for c in v] for k, v in refs.items()})
+        res = t.tokenize({k: [{"caption": c}] for k, c in cands.items()})
+        return gts, res
+
+    t_tok, (gts, res) = _median_time(tok, repeat)
+    t_bleu, b = _median_time(lambda: Bleu(4).compute_score(gts, res, verbose=0), repeat)
+    t_rouge, r = _median_time(lambda: Rouge().compute_score(gts, res), repeat)
+    t_cider, c = _median_time(lambda: Cider().compute_score(gts, res), repeat)
+    corpus = {"bleu_4": b[0][3], "rouge_l": r[0], "cider_d": c[0]}
+    return {"tokenize": t_tok, "bleu": t_bleu, "rouge_l": t_rouge, "cider_d": t_cider}, corpus
+
+
+def _capkit_side(cands: dict[str, str], refs: dict[str, list[str]], repeat: int):
+    t_tok, batch = _median_time(lambda: prepare(cands, refs), repeat)
+
+    def fresh() -> CaptionBatch:       # the same tokens, no cached n-gram tables
+        return CaptionBatch(batch.candidates, batch.references, batch.ids, batch.tokenizer)
+
+    t_bleu, _ = _median_time(lambda: bleu(fresh()), repeat)
+    t_rouge, _ = _median_time(lambda: rouge_l(fresh()), repeat)
+    t_cider, _ = _median_time(lambda: cider_d(fresh()), repeat)
+
+    def end_to_end():
+        b = prepare(cands, refs)
+        return bleu(b), rouge_l(b), cider_d(b)
+
+    t_all, (b, r, c) = _median_time(end_to_end, repeat)
+    corpus = {"bleu_4": b.corpus, "rouge_l": r.corpus, "cider_d": c.corpus}
+    return {"tokenize": t_tok, "bleu": t_bleu, "rouge_l": t_rouge, "cider_d": t_cider,
+            "total": t_all}, corpus
+
+
+def bench_speed(cands: dict[str, str], refs: dict[str, list[str]], repeat: int = 3) -> dict:
+    """Median seconds per step for both sides, their ratios and the corpus-score agreement."""
+    ref_t, ref_scores = _reference_side(cands, refs, repeat)
+    cap_t, cap_scores = _capkit_side(cands, refs, repeat)
+    ref_t["total"] = ref_t["tokenize"] + ref_t["bleu"] + ref_t["rouge_l"] + ref_t["cider_d"]
+    rows = [(step, ref_t[step], cap_t[step], ref_t[step] / cap_t[step]) for step in ref_t]
+    diff = max(abs(ref_scores[m] - cap_scores[m]) for m in ref_scores)
+    return {"rows": rows, "max_corpus_diff": float(diff), "n_captions": len(cands),
+            "n_references": int(np.sum([len(v) for v in refs.values()]))}
