@@ -23,6 +23,7 @@ data: setup
 
 demo: data
 	$(PY) -m capkit systems --dataset coco_karpathy_test
+	$(PY) -m capkit bench --out demo_output
 
 test: data
 	$(PY) -m pytest -q tests

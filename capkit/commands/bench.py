@@ -1,0 +1,57 @@
+"""`capkit bench`: every (metric, benchmark) pair with its exact protocol, a table and figures."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from capkit.commands.args import metric_list
+
+
+def _benchmark_list(text: str) -> list[str]:
+    from capkit.meta_eval import ALL
+    return list(ALL) if text == "all" else [b.strip() for b in text.split(",") if b.strip()]
+
+
+def register(sub) -> None:
+    from capkit.metrics import TEXT_METRICS
+    p = sub.add_parser("bench", help="correlation of metrics with human judgments, with CIs")
+    p.add_argument("--metrics", type=metric_list, default=list(TEXT_METRICS),
+                   help="comma-separated names or module:function (default: every text metric)")
+    p.add_argument("--benchmarks", type=_benchmark_list, default="all",
+                   help="comma-separated, or 'all': flickr8k_expert, flickr8k_cf, composite, "
+                        "pascal50s, thumb, nebula, capeval1k")
+    p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    p.add_argument("--out", type=Path, help="folder for results.json and the figures")
+    p.add_argument("--n-boot", type=int, default=None, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from capkit.meta_eval import DEFAULT_N_BOOT, benchmark, get_protocol
+
+    benchmarks = args.benchmarks if isinstance(args.benchmarks, list) \
+        else _benchmark_list(args.benchmarks)
+    n_boot = DEFAULT_N_BOOT if args.n_boot is None else args.n_boot
+    results = benchmark(args.metrics, benchmarks, n_boot=n_boot, seed=args.seed, progress=True)
+    if args.format == "json":
+        print(results.to_json())
+    else:
+        print(results.table(args.format))
+        print(f"\nvalues x 100; CI = 95% percentile bootstrap over images ({n_boot} resamples, "
+              f"seed {args.seed}); published = the literature's number where one exists")
+        print("protocols:")
+        for b in benchmarks:
+            p = get_protocol(b)
+            print(f"  {b}: {p.statistic}; rows: {p.rows}; references: {p.references}")
+        sigs = {cell.metric: cell.signature for cell in results.cells()}
+        print("signatures:\n" + "\n".join(f"  {m}: {s}" for m, s in sigs.items()))
+    if args.out is not None:
+        from capkit.plots.bench import save_figures
+        args.out.mkdir(parents=True, exist_ok=True)
+        tmp = args.out / "results.json.partial"
+        tmp.write_text(results.to_json())
+        tmp.replace(args.out / "results.json")
+        paths = save_figures(results, args.out)
+        print(f"wrote {args.out / 'results.json'} and {len(paths)} figures to {args.out}")
+    return 0

@@ -1,0 +1,295 @@
+"""Benchmark caption metrics against human judgments, as the literature does, with intervals.
+
+>>> from capkit.meta_eval import benchmark
+>>> res = benchmark(["bleu_4", "cider_d"], ["flickr8k_expert"])      # doctest: +SKIP
+>>> print(res.table())                                               # doctest: +SKIP
+
+For each benchmark (``protocols.py``) the unique items are scored once per metric (built-in text
+metrics share one tokenisation), item scores are expanded to the rated rows (``item_of_rating``),
+and the protocol's statistic is computed with a 95% percentile bootstrap interval that resamples
+images. Correlations and accuracies are reported x 100, as the literature prints them.
+"""
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from capkit.meta_eval.protocols import ALL, Protocol, get_protocol
+from capkit.meta_eval.published import published
+from capkit.meta_eval.stats import (
+    CategoryAccuracy, PairedComparison, bootstrap_ci, pair_credit, paired_bootstrap, row_statistic,
+    system_level,
+)
+from capkit.scores import Scores
+
+# 1,000 resamples: the usual floor for 2.5/97.5 percentiles; all 6 classic metrics x 7 benchmarks
+# then take ~40 s on 2 cores, ~26 s of it bootstrap (the weighted Kendall in kendall.py)
+DEFAULT_N_BOOT = 1000
+SYSTEM_STATISTICS = ("pearson", "kendall_tau_b")
+NGRAM_METRICS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "cider_d")
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One metric on one benchmark."""
+    benchmark: str
+    metric: str
+    statistic: str
+    value: float                      # x 100
+    n: int                            # rows (ratings, or pairs)
+    ci95: tuple[float, float]         # x 100, percentile bootstrap over images
+    categories: dict[str, float]      # x 100: per category / subset / system level
+    published: float | None
+    published_source: str | None
+    signature: str                    # the metric's Scores.signature
+    protocol: Protocol = field(repr=False)
+    scores: Scores = field(repr=False)   # item scores (pairwise: caption_a then caption_b)
+    n_ties: int = 0                   # pairwise benchmarks: pairs the metric scores equal
+
+    def to_dict(self) -> dict:
+        return {"value": _finite(self.value), "statistic": self.statistic, "n": int(self.n),
+                "ci95": [_finite(self.ci95[0]), _finite(self.ci95[1])],
+                "categories": {k: _finite(v) for k, v in self.categories.items()},
+                "published": self.published, "published_source": self.published_source,
+                "signature": self.signature}
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+@dataclass
+class BenchResults:
+    """``results[benchmark][metric] -> BenchResult``, plus the bootstrap settings."""
+    results: dict[str, dict[str, BenchResult]]
+    n_boot: int
+    seed: int
+
+    def __getitem__(self, benchmark: str) -> dict[str, BenchResult]:
+        return self.results[benchmark]
+
+    def cells(self) -> list[BenchResult]:
+        return [cell for by_metric in self.results.values() for cell in by_metric.values()]
+
+    def to_dict(self) -> dict:
+        return {"results": {b: {m: cell.to_dict() for m, cell in by_metric.items()}
+                            for b, by_metric in self.results.items()}}
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def table(self, fmt: str = "table") -> str:
+        """benchmark, metric, statistic, n, value, CI, published, diff (fmt: table|markdown|csv)."""
+        from capkit.report import format_table
+        rows = []
+        for c in self.cells():
+            diff = None if c.published is None else c.value - c.published
+            rows.append([c.benchmark, c.metric, c.statistic, c.n, c.value,
+                         f"[{c.ci95[0]:.1f}, {c.ci95[1]:.1f}]", c.published, diff])
+        headers = ["benchmark", "metric", "statistic", "n", "value", "CI", "published", "diff"]
+        return format_table(headers, rows, fmt, digits=1)
+
+
+# ----------------------------------------------------------------------------- metrics
+
+def resolve_metrics(metrics) -> dict[str, Callable]:
+    """A name, a callable, a list of names/callables, or {name: callable} -> {name: callable}."""
+    from capkit.metrics import get_metric
+    if isinstance(metrics, Mapping):
+        pairs = [(str(k), get_metric(v) if isinstance(v, str) else v) for k, v in metrics.items()]
+    else:
+        if isinstance(metrics, str) or callable(metrics):
+            metrics = [metrics]
+        pairs = [(m, get_metric(m)) if isinstance(m, str) else (_name_of(m), m) for m in metrics]
+    out: dict[str, Callable] = {}
+    for name, fn in pairs:
+        if not callable(fn):
+            raise ValueError(f"metric {name!r} is not callable; give a name, a function "
+                             "fn(candidates, references) or {name: function}")
+        if name in out:
+            raise ValueError(f"two metrics are named {name!r}; pass a dict {{name: function}} to "
+                             "name them apart")
+        out[name] = fn
+    if not out:
+        raise ValueError("no metric given; e.g. benchmark(['bleu_4', 'cider_d'])")
+    return out
+
+
+def _name_of(fn: Callable) -> str:
+    inner = getattr(fn, "func", fn)          # functools.partial
+    return getattr(inner, "__name__", None) or type(fn).__name__
+
+
+def _is_builtin_text_metric(fn: Callable, names: Sequence[str] | None = None) -> bool:
+    from capkit.metrics import METRICS, TEXT_METRICS
+    return any(fn is METRICS[name] for name in (names or TEXT_METRICS))
+
+
+def score_items(fns: dict[str, Callable], candidates: list[str], references: list[list[str]],
+                benchmark: str, tokenizer: str = "ptb") -> dict[str, Scores]:
+    """Every metric on the same items; built-in text metrics share one tokenised batch."""
+    from capkit.metrics import prepare
+    batch, out = None, {}
+    for name, fn in fns.items():
+        if _is_builtin_text_metric(fn):
+            if batch is None:
+                batch = prepare(candidates, references, tokenizer)
+                if sum(_is_builtin_text_metric(f, NGRAM_METRICS) for f in fns.values()) > 1:
+                    batch.ngrams(4)       # BLEU-1..4 and CIDEr-D then share one n-gram index
+            scores = fn(batch)
+        else:
+            scores = _as_checked_scores(name, fn(list(candidates), [list(r) for r in references]),
+                                        benchmark)
+        _check_scores(name, scores, candidates, benchmark)
+        out[name] = scores
+    return out
+
+
+def _as_checked_scores(name: str, values, benchmark: str) -> Scores:
+    from capkit.scores import as_scores
+    try:
+        return as_scores(name, values)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"metric {name!r} on benchmark {benchmark!r}: {err}") from None
+
+
+def _check_scores(name: str, scores: Scores, candidates: list[str], benchmark: str) -> None:
+    values = np.asarray(scores.per_caption, dtype=np.float64)
+    if values.shape != (len(candidates),):
+        raise ValueError(f"metric {name!r} returned {values.size} scores for the "
+                         f"{len(candidates)} candidates of benchmark {benchmark!r}; it must "
+                         "return one score per candidate, aligned with the candidates by position")
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        raise ValueError(f"metric {name!r} returned {len(bad)} NaN or infinite scores on "
+                         f"benchmark {benchmark!r} (first: candidate {bad[0]}, "
+                         f"{candidates[bad[0]]!r}); it must return a finite score for every "
+                         "candidate")
+
+
+# ----------------------------------------------------------------------------- benchmarks
+
+def load_benchmark(protocol: Protocol):
+    """The protocol's data, loaded with its options; warns when the row count differs."""
+    from capkit.data import load
+    data = load(protocol.loader, **protocol.options)
+    n = len(data)
+    if protocol.n_rows and n != protocol.n_rows:
+        warnings.warn(f"{protocol.name}: loaded {n:,} rows but the protocol expects "
+                      f"{protocol.n_rows:,}; the numbers are not comparable with the published "
+                      "ones (refetch the data, or check the loader options)", stacklevel=3)
+    return data
+
+
+def _items(protocol: Protocol, data) -> tuple[list[str], list[list[str]]]:
+    if protocol.statistic == "pairwise_accuracy":
+        return list(data.caption_a) + list(data.caption_b), list(data.references) * 2
+    return data.candidates, data.references
+
+
+def _row_stat(protocol: Protocol, data, scores: Scores, seed: int):
+    """(statistic on rows, row groups, rows' metric values or pair credit)."""
+    values = np.asarray(scores.per_caption, dtype=np.float64)
+    if protocol.statistic == "pairwise_accuracy":
+        half = len(data)
+        credit = pair_credit(values[:half], values[half:], data.label, ties=protocol.ties,
+                             seed=seed)
+        return CategoryAccuracy(credit, data.category), np.asarray(data.images), credit
+    rows = values[data.item_of_rating]
+    groups = np.asarray(data.images)[data.item_of_rating]
+    return row_statistic(protocol.statistic, rows, data.human), groups, rows
+
+
+def _categories(protocol: Protocol, data, stat, rows: np.ndarray) -> dict[str, float]:
+    if protocol.statistic == "pairwise_accuracy":
+        return {k: 100 * v for k, v in stat.by_category().items()}
+    out = {}
+    if protocol.by:
+        part = np.asarray(data.item_extra[protocol.by])[data.item_of_rating]
+        for key in dict.fromkeys(part.tolist()):
+            mask = part == key
+            out[str(key)] = 100 * row_statistic(protocol.statistic, rows[mask], data.human[mask])()
+    if protocol.system_level:
+        systems = np.asarray(data.item_extra["system"])[data.item_of_rating]
+        keep = systems != protocol.human_system
+        for name in SYSTEM_STATISTICS:
+            out[f"system_{name}"] = 100 * system_level(rows, data.human, systems,
+                                                       statistic=name)[0]
+            if protocol.human_system and not keep.all():
+                out[f"system_{name}_without_{protocol.human_system.lower()}"] = 100 * system_level(
+                    rows[keep], data.human[keep], systems[keep], statistic=name)[0]
+    return out
+
+
+def _evaluate(protocol: Protocol, data, name: str, scores: Scores, n_boot: int,
+              seed: int) -> BenchResult:
+    stat, groups, rows = _row_stat(protocol, data, scores, seed)
+    interval = bootstrap_ci(stat, groups, n_boot, seed)
+    statistic, n_ties = protocol.statistic, 0
+    if statistic == "pairwise_accuracy":
+        statistic = f"pairwise_accuracy(ties={protocol.ties})"
+        half = len(data)
+        n_ties = int((scores.per_caption[:half] == scores.per_caption[half:]).sum())
+    pub = published(protocol.name, name)
+    return BenchResult(
+        benchmark=protocol.name, metric=name, statistic=statistic, value=100 * interval.estimate,
+        n=len(rows), ci95=(100 * interval.low, 100 * interval.high),
+        categories=_categories(protocol, data, stat, rows),
+        published=None if pub is None else pub.value,
+        published_source=None if pub is None else pub.source, signature=scores.signature,
+        protocol=protocol, scores=scores, n_ties=n_ties)
+
+
+def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = ALL, *,
+              n_boot: int = DEFAULT_N_BOOT, seed: int = 0, progress: bool = False,
+              tokenizer: str = "ptb") -> BenchResults:
+    """Correlate ``metrics`` with human judgments on ``benchmarks`` (names or Protocols).
+
+    ``metrics``: a name (``"cider_d"``, ``"my.module:fn"``), a callable
+    ``fn(candidates, references) -> Scores | 1-d array``, a list of them, or ``{name: callable}``.
+    ``n_boot`` resamples of the images give the 95% interval; ``seed`` fixes them (and
+    PASCAL-50S's tie-breaks when a protocol uses ``ties="random"``); every metric sees the same
+    resamples. ``tokenizer`` is passed to the built-in text metrics (``"ptb"`` or ``"split"``).
+    """
+    from tqdm.auto import tqdm
+    fns = resolve_metrics(metrics)
+    if isinstance(benchmarks, (str, Protocol)):
+        benchmarks = [benchmarks]
+    protocols = [get_protocol(b) for b in benchmarks]
+    results: dict[str, dict[str, BenchResult]] = {}
+    with tqdm(total=len(protocols) * len(fns), disable=not progress, desc="benchmark") as bar:
+        for protocol in protocols:
+            data = load_benchmark(protocol)
+            candidates, references = _items(protocol, data)
+            scored = score_items(fns, candidates, references, protocol.name, tokenizer)
+            results[protocol.name] = {}
+            for name, scores in scored.items():
+                bar.set_postfix_str(f"{protocol.name} / {name}")
+                results[protocol.name][name] = _evaluate(protocol, data, name, scores, n_boot,
+                                                         seed)
+                bar.update()
+    return BenchResults(results, n_boot, seed)
+
+
+def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int = DEFAULT_N_BOOT,
+            seed: int = 0, alternative: str = "greater",
+            tokenizer: str = "ptb") -> PairedComparison:
+    """Does ``metric_a`` agree with people better than ``metric_b`` on one benchmark?
+
+    Paired bootstrap over images (see ``stats.paired_bootstrap``); the difference and its interval
+    are x 100 like the benchmark values.
+    """
+    protocol = get_protocol(benchmark_name)
+    fns = resolve_metrics([metric_a, metric_b])
+    data = load_benchmark(protocol)
+    candidates, references = _items(protocol, data)
+    scored = score_items(fns, candidates, references, protocol.name, tokenizer)
+    (stat_a, groups, _), (stat_b, _, _) = [_row_stat(protocol, data, s, seed)
+                                           for s in scored.values()]
+    res = paired_bootstrap(stat_a, stat_b, groups, n_boot, seed, alternative=alternative)
+    return PairedComparison(100 * res.difference, 100 * res.low, 100 * res.high, res.p_value,
+                            res.alternative, res.method, res.n_boot)

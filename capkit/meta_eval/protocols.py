@@ -1,0 +1,110 @@
+"""The seven human-judgment benchmarks and their exact protocols (../shared/docs/BENCHMARKS.md §1).
+
+A ``Protocol`` names the loader and its options (the literature's row and reference rules, spelled
+out even where they are the loader's defaults), the statistic, and the expected number of rows, so
+``benchmark()`` can say exactly what a number means. To try a variant, copy an entry:
+
+>>> import dataclasses
+>>> keep = dataclasses.replace(PROTOCOLS["composite"], name="composite_keep_rated",
+...                            options={"remove_rated_from_refs": False}, n_rows=11985)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+STATISTICS = ("kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str                           # benchmark name (results key)
+    loader: str                         # capkit.data.load name
+    options: dict = field(default_factory=dict)   # loader options: the protocol's rules
+    statistic: str = "kendall_tau_c"    # kendall_tau_b | kendall_tau_c | pairwise_accuracy
+    n_rows: int = 0                     # rows the statistic is computed over (ratings or pairs)
+    rows: str = ""                      # what one row is
+    references: str = ""                # which references each candidate is scored against
+    target: str = ""                    # the human judgment
+    description: str = ""               # one line for tables and plots
+    categories: tuple[str, ...] = ()    # pairwise benchmarks: accuracy per category, value = mean
+    ties: str = "half"                  # pairwise benchmarks: how a metric tie counts
+    system_level: bool = False          # also correlate per-system means (THumB)
+    human_system: str | None = None     # system level is also given without this system
+    by: str | None = None               # item_extra field to break the statistic down by
+
+    def __post_init__(self):
+        if self.statistic not in STATISTICS:
+            raise ValueError(f"statistic {self.statistic!r} of protocol {self.name!r} is not one "
+                             f"of {STATISTICS}")
+
+
+_ENTRIES = [
+    Protocol(
+        name="flickr8k_expert", loader="flickr8k_expert", options={"drop_self": True},
+        statistic="kendall_tau_c", n_rows=16992,
+        rows=("5,822 (image, candidate) rows minus the 158 whose candidate is one of the judged "
+              "image's own captions = 5,664 pairs x 3 expert scores, not averaged"),
+        references="the 5 captions of the judged image",
+        target="expert score 1-4",
+        description="Flickr8k-Expert: Kendall tau-c over 16,992 expert ratings"),
+    Protocol(
+        name="flickr8k_cf", loader="flickr8k_cf", options={"remove_judged_from_refs": True},
+        statistic="kendall_tau_b", n_rows=47830,
+        rows="all 47,830 (image, candidate) rows",
+        references=("the image's 5 captions minus every caption of that image that is itself a "
+                    "judged candidate (removed from the image's whole reference list)"),
+        target="fraction of 'yes' votes",
+        description="Flickr8k-CF: Kendall tau-b over 47,830 crowd ratings"),
+    Protocol(
+        name="composite", loader="composite", options={"remove_rated_from_refs": True},
+        statistic="kendall_tau_c", n_rows=11985,
+        rows="11,985 candidates (997 Flickr8k + 991 Flickr30k + 2,007 COCO images x 3), pooled",
+        references=("dataset captions of the image with the rated human caption removed "
+                    "(candidate_in_refs)"),
+        target="correctness 1-5",
+        description="Composite: Kendall tau-c over 11,985 correctness ratings",
+        by="subset"),
+    Protocol(
+        name="pascal50s", loader="pascal50s", options={},
+        statistic="pairwise_accuracy", n_rows=4000,
+        rows="4,000 caption pairs, 1,000 each HC / HI / HM / MM",
+        references="5 references per pair (refs5, the fixed draw of PAC-S / Polos / FLEUR)",
+        target="which of the two candidates people prefer (label_consensus)",
+        description="PASCAL-50S: pairwise accuracy, mean of HC / HI / HM / MM",
+        categories=("HC", "HI", "HM", "MM"), ties="half"),
+    Protocol(
+        name="thumb", loader="thumb", options={"include_human": True, "references": "thumb"},
+        statistic="kendall_tau_c", n_rows=2500,
+        rows="2,500 captions: 500 COCO Karpathy-test images x 5 systems incl. Human",
+        references="the 4 references of mscoco_references.json",
+        target="human_score = (P + R) / 2 + Fl + Con + Inc",
+        description="THumB 1.0: Kendall tau-c over 2,500 captions; system level over 5 systems",
+        system_level=True, human_system="Human"),
+    Protocol(
+        name="nebula", loader="nebula", options={},
+        statistic="kendall_tau_c", n_rows=3298,
+        rows="3,298 captions of the Nebula test split",
+        references="the entry's refs (5-10)",
+        target="score in [0, 1]",
+        description="Nebula (test): Kendall tau-c over 3,298 captions"),
+    Protocol(
+        name="capeval1k", loader="capeval1k", options={"exact_only": True},
+        statistic="kendall_tau_b", n_rows=700,
+        rows=("the 700 of 1,000 captions (250 COCO images x 4 models) whose word-piece ids decode "
+              "exactly to text"),
+        references="COCO Karpathy-test references of the image",
+        target="human score 0-1",
+        description="CapEval1k: Kendall tau-b (as UMIC) over the 700 exactly decoded captions"),
+]
+PROTOCOLS: dict[str, Protocol] = {p.name: p for p in _ENTRIES}
+ALL: tuple[str, ...] = tuple(PROTOCOLS)
+
+
+def get_protocol(benchmark: str | Protocol) -> Protocol:
+    """A protocol by benchmark name (or the protocol itself)."""
+    if isinstance(benchmark, Protocol):
+        return benchmark
+    if benchmark not in PROTOCOLS:
+        raise ValueError(f"unknown benchmark {benchmark!r}; choose from {', '.join(ALL)}, or "
+                         "pass a Protocol (see capkit.meta_eval.protocols)")
+    return PROTOCOLS[benchmark]

@@ -1,0 +1,34 @@
+"""Published meta-evaluation numbers (``published.json``, from ../shared/docs/BENCHMARKS.md §2)."""
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+
+
+@dataclass(frozen=True)
+class Published:
+    benchmark: str
+    metric: str
+    value: float | None              # x 100; the longer number of the source when it gives one
+    source: str                      # the citation exactly as BENCHMARKS.md writes it
+    label: str                       # the metric as the published table names it
+    categories: dict[str, float] = field(default_factory=dict)   # PASCAL-50S per category
+
+
+@functools.lru_cache(maxsize=1)
+def load_published() -> dict:
+    """The whole ``published.json``: benchmarks, other protocols, COCO corpus scores."""
+    text = resources.files("capkit.meta_eval").joinpath("published.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def published(benchmark: str, metric: str) -> Published | None:
+    """The published number for ``metric`` on ``benchmark`` under capkit's protocol, or None."""
+    entry = load_published()["benchmarks"].get(benchmark, {}).get(metric)
+    if entry is None:
+        return None
+    value = entry.get("precise", entry["value"])
+    return Published(benchmark, metric, value, entry["source"], entry["label"],
+                     dict(entry.get("categories", {})))

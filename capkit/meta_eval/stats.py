@@ -1,0 +1,321 @@
+"""Statistics of meta-evaluation: correlations, pairwise accuracy, bootstrap intervals over images.
+
+Every statistic here exists in two forms:
+
+* a plain function of the data (``kendall_tau(x, y, variant="c")``, ``pairwise_accuracy(...)``);
+* a *row statistic* (``row_statistic("kendall_tau_c", metric, human)``): the same number for any
+  multiset of rows, ``stat(rows)``, plus ``stat.weighted(w)`` for many row weightings at once. The
+  bootstrap uses the weighted form when a statistic has one, so resampling 1,000 images 1,000 times
+  costs array operations, not a Python loop, and gives exactly what the loop would.
+
+The bootstrap resamples *groups* (images), never rows: the ratings of one image (Flickr8k-Expert's 3
+experts, CF's several candidates) are not independent, and resampling rows would give intervals
+that are too narrow.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from capkit.meta_eval.kendall import KendallTau, as_weight_columns, check_variant, dense_ranks
+
+TIE_POLICIES = ("half", "random", "wrong")
+ROW_STATISTICS = ("kendall_tau_b", "kendall_tau_c", "spearman", "pearson")
+ALTERNATIVES = ("greater", "two-sided")
+_CHUNK = 1_500_000      # bootstrap weight-matrix elements per chunk (rows x resamples), ~6 MB
+
+
+def _as_pair(x, y) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.ndim != 1 or y.shape != x.shape:
+        raise ValueError(f"x and y must be 1-d arrays of the same length; got shapes {x.shape} "
+                         f"and {y.shape}")
+    if len(x) < 2:
+        raise ValueError(f"a correlation needs at least 2 rows; got {len(x)}")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("x or y contains NaN or infinity; drop or fix those rows first")
+    return x, y
+
+
+# ----------------------------------------------------------------------------- point statistics
+
+def kendall_tau(x, y, *, variant: str) -> float:
+    """Kendall's tau-b or tau-c (``variant`` is required: scipy's default is tau-b, the
+    Flickr8k-Expert literature reports tau-c). Exact, equal to ``scipy.stats.kendalltau``."""
+    check_variant(variant)
+    return KendallTau(*_as_pair(x, y), variant)()
+
+
+def pearson(x, y) -> float:
+    """Pearson's r (NaN when either variable is constant)."""
+    return _Pearson(*_as_pair(x, y))()
+
+
+def spearman(x, y) -> float:
+    """Spearman's rho: Pearson's r of the average ranks (as ``scipy.stats.spearmanr``)."""
+    return _Spearman(*_as_pair(x, y))()
+
+
+def pair_credit(score_a, score_b, label, *, ties: str = "half", seed: int | None = None):
+    """Per pair: 1 when the metric prefers the caption people preferred, 0 when not, and for a
+    metric tie 0.5 (``"half"``), a seeded coin flip (``"random"``) or 0 (``"wrong"``)."""
+    a, b = np.asarray(score_a, dtype=np.float64), np.asarray(score_b, dtype=np.float64)
+    label = np.asarray(label)
+    if a.ndim != 1 or a.shape != b.shape or label.shape != a.shape:
+        raise ValueError(f"score_a, score_b and label must be 1-d and aligned; got shapes "
+                         f"{a.shape}, {b.shape}, {label.shape}")
+    if not set(np.unique(label).tolist()) <= {0, 1}:
+        raise ValueError("label must hold 0 (people prefer a) or 1 (people prefer b)")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("scores contain NaN or infinity; fix the metric or drop those pairs")
+    if ties not in TIE_POLICIES:
+        raise ValueError(f"ties={ties!r}: choose one of {TIE_POLICIES}")
+    if ties == "random" and seed is None:
+        raise ValueError("ties='random' needs a seed (e.g. seed=0) so that the accuracy can be "
+                         "reproduced; or use ties='half', its expected value")
+    credit = ((b > a) == (label == 1)).astype(np.float64)
+    tied = a == b
+    if ties == "half":
+        credit[tied] = 0.5
+    elif ties == "wrong":
+        credit[tied] = 0.0
+    else:
+        coin = np.random.default_rng(seed).integers(0, 2, size=len(a))
+        credit[tied] = (coin[tied] == label[tied]).astype(np.float64)
+    return credit
+
+
+def pairwise_accuracy(score_a, score_b, label, *, ties: str = "half",
+                      seed: int | None = None) -> float:
+    """Share of pairs where the metric prefers the caption people preferred (label 0 = a).
+
+    ``ties``: ``"half"`` (default) counts a metric tie as 0.5, the expected value of a random
+    tie-break; ``"random"`` breaks ties with ``numpy.random.default_rng(seed)``; ``"wrong"``
+    counts them as errors.
+    """
+    credit = pair_credit(score_a, score_b, label, ties=ties, seed=seed)
+    if len(credit) == 0:
+        raise ValueError("no pairs to score")
+    return float(credit.mean())
+
+
+def system_level(metric, human, systems, *, statistic: str = "pearson") -> tuple[float, dict]:
+    """Correlation over systems of the per-system mean metric score and mean human score.
+
+    Returns the correlation and ``{system: (mean metric, mean human)}`` (THumB's system level).
+    """
+    metric, human = _as_pair(metric, human)
+    systems = np.asarray(systems)
+    if systems.shape != metric.shape:
+        raise ValueError("systems must give one system name per row")
+    names = sorted(set(systems.tolist()))
+    means = {s: (float(metric[systems == s].mean()), float(human[systems == s].mean()))
+             for s in names}
+    m, h = np.array([v[0] for v in means.values()]), np.array([v[1] for v in means.values()])
+    return row_statistic(statistic, m, h)(), means
+
+
+# ----------------------------------------------------------------------------- row statistics
+
+class _Pearson:
+    def __init__(self, x: np.ndarray, y: np.ndarray):
+        self.x, self.y, self.n = x, y, len(x)
+
+    def __call__(self, rows=None) -> float:
+        w = np.ones(self.n, np.int64) if rows is None else np.bincount(rows, minlength=self.n)
+        return float(self.weighted(w[:, None])[0])
+
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        w = as_weight_columns(weights, self.n).astype(np.float64)
+        return _weighted_pearson(self.x[:, None], self.y[:, None], w)
+
+
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Pearson's r of x, y (n, 1) or (n, B) under weights (n, B)."""
+    total = w.sum(axis=0)
+    xc = x - (w * x).sum(axis=0) / total
+    yc = y - (w * y).sum(axis=0) / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = (w * xc * xc).sum(axis=0) * (w * yc * yc).sum(axis=0)
+        r = (w * xc * yc).sum(axis=0) / np.sqrt(spread)
+    return np.clip(r, -1.0, 1.0)
+
+
+class _Spearman(_Pearson):
+    def __init__(self, x: np.ndarray, y: np.ndarray):
+        super().__init__(x, y)
+        self.ranks = [_AverageRanks(x), _AverageRanks(y)]
+
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        w = as_weight_columns(weights, self.n).astype(np.float64)
+        return _weighted_pearson(self.ranks[0](w), self.ranks[1](w), w)
+
+
+class _AverageRanks:
+    """(n, B) 1-based average rank of each row's value among the weighted rows (ties averaged)."""
+
+    def __init__(self, values: np.ndarray):
+        self.codes = dense_ranks(values)[0]
+        self.order = np.argsort(self.codes, kind="stable")
+        sorted_codes = self.codes[self.order]
+        self.starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+
+    def __call__(self, w: np.ndarray) -> np.ndarray:
+        size = np.add.reduceat(w[self.order], self.starts, axis=0)     # (K, B) weight per value
+        rank = np.cumsum(size, axis=0) - size + (size + 1) / 2
+        return rank[self.codes]
+
+
+def row_statistic(name: str, metric, human):
+    """A correlation of ``metric`` and ``human`` usable on any multiset of rows (see module doc)."""
+    x, y = _as_pair(metric, human)
+    if name == "kendall_tau_b":
+        return KendallTau(x, y, "b")
+    if name == "kendall_tau_c":
+        return KendallTau(x, y, "c")
+    if name == "pearson":
+        return _Pearson(x, y)
+    if name == "spearman":
+        return _Spearman(x, y)
+    raise ValueError(f"unknown statistic {name!r}; choose one of {ROW_STATISTICS}")
+
+
+class CategoryAccuracy:
+    """Mean over categories of the per-category mean credit (PASCAL-50S: HC, HI, HM, MM)."""
+
+    def __init__(self, credit: np.ndarray, category: np.ndarray):
+        self.credit = np.asarray(credit, dtype=np.float64)
+        self.names, self.codes = np.unique(np.asarray(category), return_inverse=True)
+        self.codes = self.codes.reshape(-1)
+        self.n = len(self.credit)
+        self.onehot = (self.codes[None, :] == np.arange(len(self.names))[:, None]).astype(float)
+
+    def by_category(self) -> dict[str, float]:
+        return {str(c): float(self.credit[self.codes == k].mean())
+                for k, c in enumerate(self.names)}
+
+    def __call__(self, rows=None) -> float:
+        w = np.ones(self.n, np.int64) if rows is None else np.bincount(rows, minlength=self.n)
+        return float(self.weighted(w[:, None])[0])
+
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        w = as_weight_columns(weights, self.n).astype(np.float64)
+        hits = self.onehot @ (w * self.credit[:, None])           # (K, B)
+        seen = self.onehot @ w
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (hits / seen).mean(axis=0)        # NaN when a category drew no pair
+
+
+# ----------------------------------------------------------------------------- bootstrap
+
+@dataclass(frozen=True)
+class Interval:
+    """A percentile bootstrap interval over groups."""
+    estimate: float                 # the statistic on all rows
+    low: float
+    high: float
+    alpha: float
+    n_boot: int
+    n_groups: int
+    n_undefined: int = 0            # resamples where the statistic was NaN (left out)
+    samples: np.ndarray = field(default=None, repr=False)   # (n_boot,) resampled statistics
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Is statistic A larger than statistic B on the same rows? (paired bootstrap over groups)"""
+    difference: float               # A - B on all rows
+    low: float                      # percentile interval of the difference
+    high: float
+    p_value: float
+    alternative: str
+    method: str
+    n_boot: int
+
+
+def _check_bootstrap(groups, n_rows: int | None, n_boot: int, alpha: float):
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or (n_rows is not None and len(groups) != n_rows):
+        raise ValueError(f"groups must give one group (image) per row: {n_rows} rows, got "
+                         f"shape {groups.shape}")
+    if not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive integer; got {n_boot!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), e.g. 0.05 for a 95% interval; got {alpha}")
+    _, codes = np.unique(groups, return_inverse=True)
+    return codes.reshape(-1)
+
+
+def bootstrap_samples(statistics, groups, n_boot: int, seed: int | None) -> np.ndarray:
+    """(k, n_boot) values of k statistics on the same ``n_boot`` resamples of the groups.
+
+    Resample b draws as many groups as there are, with replacement, and takes every row of each
+    drawn group as often as the group was drawn. ``seed`` fixes the draws.
+    """
+    codes = _check_bootstrap(groups, None, n_boot, 0.05)
+    n_groups = codes.max() + 1
+    draws = np.random.default_rng(seed).integers(0, n_groups, size=(n_boot, n_groups))
+    offsets = np.arange(n_boot)[:, None] * n_groups
+    counts = np.bincount((draws + offsets).ravel(), minlength=n_boot * n_groups)
+    counts = counts.reshape(n_boot, n_groups).T.astype(np.int32)     # (G, n_boot)
+    out = np.empty((len(statistics), n_boot))
+    chunk = max(1, min(256, _CHUNK // max(len(codes), 1)))
+    for start in range(0, n_boot, chunk):
+        w = counts[codes, start:start + chunk]                        # (n, b) row weights
+        for k, stat in enumerate(statistics):
+            if hasattr(stat, "weighted"):
+                out[k, start:start + chunk] = stat.weighted(w)
+            else:
+                rows = np.arange(len(codes))
+                out[k, start:start + chunk] = [stat(np.repeat(rows, col)) for col in w.T]
+    return out
+
+
+def _percentiles(samples: np.ndarray, alpha: float) -> tuple[float, float]:
+    ok = samples[~np.isnan(samples)]
+    if len(ok) == 0:
+        return float("nan"), float("nan")
+    low, high = np.percentile(ok, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return float(low), float(high)
+
+
+def bootstrap_ci(statistic_fn, groups, n_boot: int, seed: int | None,
+                 alpha: float = 0.05) -> Interval:
+    """Percentile bootstrap interval of ``statistic_fn`` resampling groups (images), not rows.
+
+    ``statistic_fn(rows)`` returns the statistic on the rows ``rows`` (an index array that may
+    repeat rows); a ``row_statistic`` or ``CategoryAccuracy`` also has a fast ``weighted`` form.
+    ``groups`` gives the group (image key) of each row.
+    """
+    codes = _check_bootstrap(groups, getattr(statistic_fn, "n", None), n_boot, alpha)
+    estimate = float(statistic_fn(np.arange(len(codes))))
+    samples = bootstrap_samples([statistic_fn], groups, n_boot, seed)[0]
+    low, high = _percentiles(samples, alpha)
+    return Interval(estimate, low, high, alpha, int(n_boot), int(codes.max() + 1),
+                    int(np.isnan(samples).sum()), samples)
+
+
+def paired_bootstrap(stat_a, stat_b, groups, n_boot: int, seed: int | None,
+                     alpha: float = 0.05, alternative: str = "greater") -> PairedComparison:
+    """Does A correlate better than B? Paired bootstrap over groups (images).
+
+    Both statistics are computed on the same resamples. The interval is the percentile interval of
+    the resampled differences; the p-value uses the shift method (Berg-Kirkpatrick et al. 2012):
+    under H0 the differences are centred on 0, so ``p = (1 + #{d* - d >= d}) / (1 + n_boot)``
+    for ``alternative="greater"`` (H1: A > B), ``|d* - d| >= |d|`` for ``"two-sided"``.
+    """
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative={alternative!r}: choose one of {ALTERNATIVES}")
+    codes = _check_bootstrap(groups, getattr(stat_a, "n", None), n_boot, alpha)
+    rows = np.arange(len(codes))
+    diff = float(stat_a(rows) - stat_b(rows))
+    samples = bootstrap_samples([stat_a, stat_b], groups, n_boot, seed)
+    d = samples[0] - samples[1]
+    d = d[~np.isnan(d)]
+    low, high = _percentiles(d, alpha)
+    extreme = (d - diff >= diff) if alternative == "greater" else (np.abs(d - diff) >= abs(diff))
+    p = (1 + int(extreme.sum())) / (1 + len(d))
+    return PairedComparison(diff, low, high, float(p), alternative,
+                            "paired bootstrap over groups (percentile interval, shift p-value)",
+                            int(n_boot))
