@@ -30,3 +30,23 @@ def shared_data(tmp_path_factory):
     patch.setenv("CAPKIT_DATA_DIR", str(root))
     yield root
     patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Tests never touch the network: any attempt to open an internet connection fails loudly."""
+    import socket
+
+    real_connect = socket.socket.connect
+
+    def guarded(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            host = address[0] if isinstance(address, tuple) else address
+            if host not in ("127.0.0.1", "::1", "localhost"):
+                raise RuntimeError(f"a test tried to reach the network ({address!r}); "
+                                   "tests must run offline")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")

@@ -35,3 +35,11 @@ def test_ci_runs_the_readme_test_command():
     assert "make test" in (REPO / ".ci" / "run").read_text()
     readme = (REPO / "README.md").read_text()
     assert "make demo" in readme and "make test" in readme
+
+
+def test_network_guard_fails_a_test_that_connects():
+    import socket
+
+    import pytest as _pytest
+    with _pytest.raises(RuntimeError, match="tests must run offline"):
+        socket.create_connection(("192.0.2.1", 80), timeout=0.1)

@@ -4,13 +4,14 @@ study can ask for them by name.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 from collections.abc import Callable, Sequence
 
 from capkit.metrics.bleu import bleu
 from capkit.metrics.cider import DocumentFrequencies, cider_d, document_frequencies
-from capkit.metrics.inputs import CaptionBatch, prepare
+from capkit.metrics.inputs import CaptionBatch, align, prepare
 from capkit.metrics.rouge import rouge_l
 from capkit.scores import Scores, as_scores
 
@@ -46,23 +47,28 @@ def get_metric(name: str) -> Callable[..., Scores]:
 
 def score(candidates, references=None, metrics: Sequence[str] = CLASSIC,
           tokenizer: str = "ptb") -> dict[str, Scores]:
-    """Several metrics on one input, tokenised once: ``{name: Scores}``."""
+    """Several metrics on one input, tokenised once: ``{name: Scores}``.
+
+    Built-in text metrics share one ``CaptionBatch``; any other callable (a user's
+    ``module:function``) receives the plain texts aligned by position, like every metric.
+    """
     fns = {name: get_metric(name) for name in metrics}
     batch = prepare(candidates, references, tokenizer)
+    plain = None
     out = {}
     for name, fn in fns.items():
         if name in TEXT_METRICS:
             out[name] = fn(batch)
-        else:
-            # a user metric receives plain text, aligned by position
-            cands, refs, ids = _plain(candidates, references)
-            out[name] = as_scores(name, fn(cands, refs))
+            continue
+        if plain is None:
+            plain = align(candidates, references)
+        cands, refs, ids = plain
+        result = as_scores(name, fn(cands, refs))
+        if len(result) != len(cands):
+            raise ValueError(f"metric {name!r} returned {len(result)} scores for "
+                             f"{len(cands)} candidates; it must return one per candidate")
+        out[name] = result if result.ids is not None else dataclasses.replace(result, ids=ids)
     return out
-
-
-def _plain(candidates, references):
-    from capkit.metrics.inputs import align
-    return align(candidates, references)
 
 
 __all__ = ["METRICS", "CLASSIC", "Scores", "CaptionBatch", "DocumentFrequencies", "bleu",
