@@ -293,3 +293,15 @@ def test_flickr8k_reproduces_the_published_numbers(shared_data):
         assert abs(cell.value - value) <= 0.1, (bench, metric, cell.value)
         assert cell.n == BENCHMARKS_MD[bench][0]
         assert cell.ci95[0] < cell.value < cell.ci95[1]
+
+
+def test_variant_changes_one_rule_and_drops_the_published_value():
+    from capkit.meta_eval.protocols import PROTOCOLS, variant
+    v = variant("composite", remove_rated_from_refs=False)
+    assert v.name == "composite[remove_rated_from_refs=False]"
+    assert v.options["remove_rated_from_refs"] is False and v.n_rows == 0
+    assert PROTOCOLS["composite"].options["remove_rated_from_refs"] is True   # base untouched
+    assert variant("flickr8k_expert", statistic="kendall_tau_b").statistic == "kendall_tau_b"
+    assert variant("nebula") is PROTOCOLS["nebula"]
+    with pytest.raises(ValueError, match="unknown benchmark"):
+        variant("flickr9k", drop_self=False)

@@ -108,3 +108,24 @@ def get_protocol(benchmark: str | Protocol) -> Protocol:
         raise ValueError(f"unknown benchmark {benchmark!r}; choose from {', '.join(ALL)}, or "
                          "pass a Protocol (see capkit.meta_eval.protocols)")
     return PROTOCOLS[benchmark]
+
+
+def variant(benchmark: str | Protocol, *, statistic: str | None = None,
+            **options) -> Protocol:
+    """A protocol with some rules changed, named after the change, to see what a detail does.
+
+    >>> variant("flickr8k_expert", drop_self=False).name
+    'flickr8k_expert[drop_self=False]'
+
+    The expected row count is cleared (a changed rule may change it) and the benchmark keeps no
+    published value: the literature's number belongs to the unchanged protocol.
+    """
+    import dataclasses
+    base = get_protocol(benchmark)
+    changes = {**({"statistic": statistic} if statistic else {}), **options}
+    if not changes:
+        return base
+    tag = ",".join(f"{k}={v}" for k, v in changes.items())
+    return dataclasses.replace(base, name=f"{base.name}[{tag}]",
+                               options={**base.options, **options},
+                               statistic=statistic or base.statistic, n_rows=0)
