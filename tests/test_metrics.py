@@ -132,3 +132,18 @@ def test_candidate_without_tokens_scores_zero_with_a_warning():
                   ["bleu_4", "rouge_l", "cider_d"])
     for name in ("bleu_4", "rouge_l", "cider_d"):
         assert s[name].per_caption[0] == 0.0
+
+
+def test_tokens_with_a_no_break_space_are_split_as_pycocoevalcap_splits_them():
+    # the PTB tokenizer emits "5\xa01/2" as one token: BLEU/CIDEr-D split it (str.split()),
+    # pycocoevalcap's ROUGE-L does not (split(" ")); both behaviours are reproduced
+    from capkit.text import ptb_tokenize
+    cands = {"a": "a pole 5 1/2 feet tall", "b": "a dog"}
+    refs = {"a": ["a pole 5 1/2 feet tall here"], "b": ["a dog runs"]}
+    res = {k: [t] for k, t in zip(cands, ptb_tokenize(list(cands.values())))}
+    gts = {k: [t] for k, t in zip(refs, ptb_tokenize([r for v in refs.values() for r in v]))}
+    assert "\xa0" in res["a"][0]
+    theirs = reference_scores(gts, res)
+    ours = score(cands, refs, CLASSIC)
+    for name in CLASSIC:
+        np.testing.assert_allclose(ours[name].per_caption, theirs[name][1], atol=TOL, err_msg=name)

@@ -7,6 +7,7 @@ sequences (``[caption, ...]``, ``[[refs], ...]``). Both are checked the same way
 """
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -106,16 +107,26 @@ def align(candidates, references) -> tuple[list[str], list[list[str]], tuple[str
     return cands, [list(r) for r in refs], ids
 
 
-def tokenize(texts: list[str], tokenizer: str) -> list[list[str]]:
+def tokenized_text(texts: list[str], tokenizer: str) -> list[str]:
+    """Space-joined tokens. ``"ptb"`` lexes ``texts`` as one stream, in order, as pycocoevalcap does."""
     if tokenizer == "ptb":
         from capkit.text import ptb_tokenize
-        # benchmarks repeat references heavily (Flickr8k-CF: ~280k strings, ~6k distinct)
-        distinct = list(dict.fromkeys(texts))
-        tokens = dict(zip(distinct, (t.split() for t in ptb_tokenize(distinct))))
-        return [list(tokens[t]) for t in texts]
+        return ptb_tokenize(texts)
     if tokenizer == "split":
-        return [t.split() for t in texts]
+        return [" ".join(t.split()) for t in texts]
     raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {TOKENIZERS}")
+
+
+def tokenize(texts: list[str], tokenizer: str) -> list[list[str]]:
+    return [t.split() for t in tokenized_text(texts, tokenizer)]
+
+
+def _regroup(flat: list, refs: list[list[str]]) -> list[list]:
+    out, pos = [], 0
+    for rs in refs:
+        out.append(flat[pos:pos + len(rs)])
+        pos += len(rs)
+    return out
 
 
 def prepare(candidates, references=None, tokenizer: str = "ptb") -> CaptionBatch:
@@ -127,15 +138,23 @@ def prepare(candidates, references=None, tokenizer: str = "ptb") -> CaptionBatch
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {TOKENIZERS}")
     cands, refs, ids = align(candidates, references)
-    flat = cands + [r for rs in refs for r in rs]
-    toks = tokenize(flat, tokenizer)
-    cand_toks, pos = toks[:len(cands)], len(cands)
-    ref_toks = []
-    for rs in refs:
-        ref_toks.append(toks[pos:pos + len(rs)])
-        pos += len(rs)
+    # two streams, like pycocoevalcap's two tokenizer runs (results, then ground truth)
+    cand_text = tokenized_text(cands, tokenizer)
+    ref_text = tokenized_text([r for rs in refs for r in rs], tokenizer)
+    cand_toks = [t.split() for t in cand_text]
+    ref_toks = _regroup([t.split() for t in ref_text], refs)
     empty = [ids[i] if ids else str(i) for i, t in enumerate(cand_toks) if not t]
     if empty:
         warnings.warn(f"{len(empty)} candidate(s) have no tokens after {tokenizer} tokenisation "
                       f"(punctuation only; first: {empty[:5]}); they score 0", stacklevel=3)
-    return CaptionBatch(cand_toks, ref_toks, ids, tokenizer)
+    batch = CaptionBatch(cand_toks, ref_toks, ids, tokenizer)
+    if any(_SPLITS_APART(t) for t in (*cand_text, *ref_text)):
+        # the PTB tokenizer keeps a no-break space inside "5 1/2" and phone numbers; BLEU and
+        # CIDEr-D split it apart (str.split()), pycocoevalcap's ROUGE-L does not (split(" "))
+        batch.cache["rouge_view"] = CaptionBatch(
+            [t.split(" ") for t in cand_text], _regroup([t.split(" ") for t in ref_text], refs),
+            ids, tokenizer)
+    return batch
+
+
+_SPLITS_APART = re.compile(r"[^\S ]").search     # whitespace other than the plain space

@@ -78,6 +78,7 @@ def rouge_l(candidates, references=None, images=None, *, beta: float = 1.2,
             tokenizer: str = "ptb") -> Scores:
     """ROUGE-L F per caption (P and R maximised separately over references); corpus = mean."""
     batch = prepare(candidates, references, tokenizer)
+    batch = batch.cache.get("rouge_view", batch)       # see inputs.prepare
     N, lcs = len(batch), lcs_lengths(batch)
     enc = batch.encoded()
     # pycocoevalcap splits on " ", so a caption with no tokens counts as one empty token
