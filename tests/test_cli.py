@@ -89,3 +89,31 @@ def test_bad_candidate_files(files, tmp_path, capsys, content, match):
 def test_missing_file_is_named(capsys):
     assert main(["score", "--candidates", "nope.json", "--references", "nope2.json"]) == 2
     assert "nope.json" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_bench_runs_a_user_metric_from_a_file_next_to_builtins(shared_data, tmp_path, monkeypatch,
+                                                                capsys):
+    (tmp_path / "user_metrics.py").write_text(
+        "def word_count(candidates, references):\n"
+        "    return [float(len(c.split())) for c in candidates]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out_dir = tmp_path / "bench"
+    assert main(["bench", "--metrics", "bleu_4,user_metrics:word_count", "--benchmarks",
+                 "flickr8k_expert,pascal50s", "--n-boot", "20", "--format", "json",
+                 "--out", str(out_dir)]) == 0
+    res = json.loads(capsys.readouterr().out)["results"]
+    for bench in ("flickr8k_expert", "pascal50s"):
+        cell = res[bench]["user_metrics:word_count"]
+        assert set(cell) >= {"value", "statistic", "n", "ci95", "categories"}
+        lo, hi = cell["ci95"]
+        assert lo <= cell["value"] <= hi
+    assert res["flickr8k_expert"]["bleu_4"]["value"] == pytest.approx(30.8, abs=0.1)
+    assert res["flickr8k_expert"]["bleu_4"]["n"] == 16992
+    assert set(res["pascal50s"]["bleu_4"]["categories"]) >= {"HC", "HI", "HM", "MM"}
+    assert (out_dir / "results.json").is_file() and list(out_dir.glob("*.png"))
+
+
+def test_bench_rejects_unknown_benchmark(capsys):
+    assert main(["bench", "--metrics", "bleu_4", "--benchmarks", "flickr9k"]) == 2
+    assert "unknown benchmark 'flickr9k'" in capsys.readouterr().err

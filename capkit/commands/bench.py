@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from capkit.commands.args import metric_list
@@ -53,5 +54,6 @@ def run(args: argparse.Namespace) -> int:
         tmp.write_text(results.to_json())
         tmp.replace(args.out / "results.json")
         paths = save_figures(results, args.out)
-        print(f"wrote {args.out / 'results.json'} and {len(paths)} figures to {args.out}")
+        print(f"wrote {args.out / 'results.json'} and {len(paths)} figures to {args.out}",
+              file=sys.stderr)
     return 0
