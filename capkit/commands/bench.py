@@ -14,10 +14,11 @@ def _benchmark_list(text: str) -> list[str]:
 
 
 def register(sub) -> None:
-    from capkit.metrics import TEXT_METRICS
+    from capkit.metrics import DEFAULT_BENCH
     p = sub.add_parser("bench", help="correlation of metrics with human judgments, with CIs")
-    p.add_argument("--metrics", type=metric_list, default=list(TEXT_METRICS),
-                   help="comma-separated names or module:function (default: every text metric)")
+    p.add_argument("--metrics", type=metric_list, default=list(DEFAULT_BENCH),
+                   help="comma-separated names or module:function (default: "
+                        + ",".join(DEFAULT_BENCH) + ")")
     p.add_argument("--benchmarks", type=_benchmark_list, default="all",
                    help="comma-separated, or 'all': flickr8k_expert, flickr8k_cf, composite, "
                         "pascal50s, thumb, nebula, capeval1k")

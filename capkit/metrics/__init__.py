@@ -12,7 +12,10 @@ from collections.abc import Callable, Sequence
 from capkit.metrics.bleu import bleu
 from capkit.metrics.cider import DocumentFrequencies, cider_d, document_frequencies
 from capkit.metrics.inputs import CaptionBatch, align, prepare
+from capkit.metrics.meteor import meteor
 from capkit.metrics.rouge import rouge_l
+from capkit.metrics.spice import spice
+from capkit.metrics.spice_lite import spice_lite
 from capkit.scores import Scores, as_scores
 
 METRICS: dict[str, Callable[..., Scores]] = {
@@ -22,9 +25,15 @@ METRICS: dict[str, Callable[..., Scores]] = {
     "bleu_4": functools.partial(bleu, n=4),
     "rouge_l": rouge_l,
     "cider_d": cider_d,
+    "meteor": meteor,
+    "spice_lite": spice_lite,     # Java-free approximation of SPICE (spaCy parse)
+    "spice": spice,               # the official SPICE jar: needs Java and Stanford CoreNLP 3.6.0
 }
 CLASSIC = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
-TEXT_METRICS = CLASSIC   # metrics that read only (candidates, references): tokenised batches fit
+# metrics that take a tokenised CaptionBatch, so several of them share one tokenisation
+TEXT_METRICS = CLASSIC + ("meteor",)
+# what `capkit bench` and `make demo` run by default: every metric that needs no download
+DEFAULT_BENCH = TEXT_METRICS + ("spice_lite",)
 
 
 def get_metric(name: str) -> Callable[..., Scores]:
@@ -71,5 +80,6 @@ def score(candidates, references=None, metrics: Sequence[str] = CLASSIC,
     return out
 
 
-__all__ = ["METRICS", "CLASSIC", "Scores", "CaptionBatch", "DocumentFrequencies", "bleu",
+__all__ = ["METRICS", "CLASSIC", "DEFAULT_BENCH", "TEXT_METRICS", "meteor", "spice", "spice_lite",
+           "Scores", "CaptionBatch", "DocumentFrequencies", "bleu",
            "cider_d", "document_frequencies", "get_metric", "prepare", "rouge_l", "score"]

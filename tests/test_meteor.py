@@ -1,0 +1,277 @@
+"""METEOR 1.5 without Java: its parts against the jar's, the whole against pycocoevalcap 1.2.
+
+Expected values in this file were produced by meteor-1.5.jar (pycocoevalcap 1.2) itself. The
+full parity test (9 COCO Karpathy-test systems) is marked slow; Java tests skip without Java.
+The first test that needs the resources builds capkit's binary cache (~30 s, once a machine).
+"""
+import importlib.util
+import shutil
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from capkit.metrics.meteor import (STATS, corpus_stats, lexicon, meteor, meteor_from_stats,
+                                   python_meteor_stats)
+from capkit.metrics.meteor_normalize import english_stemmer, java_hash, normalize_line
+
+HAS_JAVA = shutil.which("java") is not None
+HAS_DEPS = all(importlib.util.find_spec(m) is not None
+               for m in ("pycocoevalcap", "snowballstemmer"))
+pytestmark = pytest.mark.skipif(not HAS_DEPS, reason="METEOR needs pycocoevalcap==1.2 (its "
+                                "resources) and snowballstemmer==2.2.0")
+
+# (caption, references, score from meteor-1.5.jar -stdio -l en -norm)
+JAR_SCORES = [
+    ("a man riding a horse on the beach", ["a person rides a horse along the shore", "a dog"],
+     0.394106507048595),
+    ("two dogs are playing in the snow", ["a couple of dogs play in snow",
+                                          "dogs running through snow"], 0.4123877794862508),
+    ("a kitchen with a stove and a sink",
+     ["a small kitchen has a sink a stove and a refrigerator"], 0.3020510730259522),
+    ("a group of people standing around a table",
+     ["several persons stand near a table", "people gathered at a desk"], 0.22971585531279243),
+    ("the cat sat on the mat", ["the cat sat on the mat"], 1.0),
+]
+
+
+@pytest.fixture(scope="module")
+def lex():
+    return lexicon()
+
+
+# ---------------------------------------------------------------- parts of the jar, one by one
+
+@pytest.mark.parametrize("text, expected", [
+    ("Hello, world U.S. -- it's 1990's dog's ... Mr. Smith ''quoted'' e.g. a-b",
+     "hello , world us - it 's 1990 's dog 's ... mr. smith \" quoted \" eg a b"),
+    ("The U.S.-based firm, No. 5 and no. five", "the us based firm , no. 5 and no. five"),
+    ("it\u2019s \u201cfine\u201d \u2014 ok \u2013 yes", "it 's \" fine \" \u2014 ok - yes"),
+    ("a man 's hat , 3,000 dogs .", "a man ' s hat , 3,000 dogs ."),
+    ("e.g. a cat... DOTMULTI test", "eg a cat ... . test"),
+])
+def test_normaliser_equals_the_jar(lex, text, expected):
+    assert normalize_line(text, lex.res.nonbreaking).lower() == expected
+
+
+def test_java_hash_codes():
+    assert java_hash("hello") == 99162322
+    assert java_hash("Aa") == java_hash("BB") == 2112          # a real Java collision
+    assert java_hash("\u00e9") == 233
+    assert java_hash("\U0001F600") == 31 * 0xD83D + 0xDE00     # UTF-16 surrogates
+    assert java_hash("hello world this is long") == -693482484  # wraps to signed 32 bits
+
+
+def test_stemmer_is_the_jars_snowball():
+    # Snowball >= 3 stems these differently from the 2010 stemmer inside meteor-1.5.jar
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stem = english_stemmer().stemWord
+    if stem("biologist") != "biologist":
+        pytest.skip("snowballstemmer >= 3 installed; pin snowballstemmer==2.2.0 for parity")
+    assert [stem(w) for w in ("added", "evening", "riding", "generously")] == \
+        ["ad", "even", "ride", "generous"]
+
+
+def test_synonyms_use_wordnet_morphology(lex):
+    assert lex.morph("dogs") == "dog" and lex.morph("glass") == "glass"
+    assert lex.synsets("rides") & lex.synsets("riding")
+    assert lex.synsets("mice") == lex.synsets("mouse") | lex.res.synsets("mice")   # exception
+    assert not lex.synsets("qzxv")
+
+
+def test_score_formula_on_the_jars_statistics():
+    # SCORE output of the jar for the first JAR_SCORES pair, mapped to capkit's columns
+    stats = np.array([8, 8, 4, 3, 1, 1, 0, 1, 1, 1, 1, 1, 3, 0, 1, 0, 3, 0, 0, 0, 1.0])
+    assert len(stats) == len(STATS)
+    assert meteor_from_stats(stats) == pytest.approx(0.394106507048595, abs=1e-15)
+    # a caption matched whole in one chunk adds no chunk to the corpus statistics
+    perfect = np.array([3, 3, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1.0])
+    assert corpus_stats(np.stack([stats, perfect]))[20] == 1
+
+
+# ---------------------------------------------------------------- the metric
+
+def test_scores_equal_the_jar():
+    cands = [c for c, _, _ in JAR_SCORES] + ["..."]
+    refs = [r for _, r, _ in JAR_SCORES] + [["a cat"]]
+    s = meteor(cands, refs, tokenizer="split")
+    np.testing.assert_allclose(s.per_caption[:-1], [x for _, _, x in JAR_SCORES], atol=1e-12)
+    assert s.per_caption[-1] == 0.0
+    assert s.parts["stats"].shape == (6, 21) and "backend:python" in s.signature
+
+
+def test_empty_candidate_scores_zero_with_a_warning():
+    with pytest.warns(UserWarning, match="no tokens"):
+        s = meteor({"a": "...", "b": "a cat"}, {"a": ["a cat"], "b": ["a cat"]})
+    assert s.by_id() == {"a": 0.0, "b": 1.0}
+
+
+def test_long_lines_take_the_one_pair_path():
+    words = [f"w{k}" for k in range(70)]
+    long_caption = " ".join(words)
+    shuffled = " ".join(words[35:] + words[:35])
+    s = meteor([long_caption, "a dog"], [[shuffled, "a cat"], ["a dog"]], tokenizer="split")
+    assert 0 < s.per_caption[0] < 1 and s.per_caption[1] == 1.0
+    assert s.parts["stats"][0, 20] == 2          # two chunks: the halves swapped
+
+
+def test_array_search_equals_the_one_pair_reference(shared_data, lex):
+    from capkit.data import load
+    from capkit.metrics.meteor import _pair_stats, _segments
+    corpus = load("coco_karpathy_test")
+    ids = list(corpus.systems["zs_zerocap"])[:60]
+    hyps = [corpus.systems["zs_zerocap"][i].lower() for i in ids]
+    refs = [[r.lower() for r in corpus.references[i]] for i in ids]
+    stats, best = python_meteor_stats(hyps, refs)
+    for k in range(len(ids)):
+        h = lex.segment(_segments(lex, [hyps[k]])[0])
+        rs = [lex.segment(w) for w in _segments(lex, refs[k])]
+        expected = _pair_stats(lex, h, rs)
+        np.testing.assert_array_equal(stats[k], expected[best[k]])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.lists(st.sampled_from("a the dog dogs man men run running on in "
+                                                   "red big small cat".split()), min_size=1,
+                                   max_size=9),
+                          st.lists(st.lists(st.sampled_from("a the dog puppy man person runs "
+                                                            "ran on at red large little cat "
+                                                            "kitten".split()), min_size=1,
+                                            max_size=9), min_size=1, max_size=3)),
+                min_size=2, max_size=6))
+def test_each_caption_is_scored_on_its_own(items):
+    cands = [" ".join(c) for c, _ in items]
+    refs = [[" ".join(r) for r in rs] for _, rs in items]
+    whole = meteor(cands, refs, tokenizer="split").per_caption
+    assert np.all((whole >= 0) & (whole <= 1))
+    reversed_ = meteor(cands[::-1], refs[::-1], tokenizer="split").per_caption
+    np.testing.assert_array_equal(reversed_[::-1], whole)
+    np.testing.assert_array_equal(meteor(cands[:1], refs[:1], tokenizer="split").per_caption,
+                                  whole[:1])
+
+
+def test_user_errors_say_what_to_do(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="choose 'python'"):
+        meteor(["a"], [["a"]], backend="c++")
+    from capkit.metrics.meteor_resources import meteor_files
+    with pytest.raises(FileNotFoundError, match="pycocoevalcap==1.2"):
+        meteor_files(tmp_path)
+    from capkit.metrics.meteor_java import find_java
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CAPKIT_JAVA", raising=False)
+    with pytest.raises(FileNotFoundError, match="backend='python'"):
+        find_java()
+
+
+def test_cache_file_is_written_atomically(tmp_path, monkeypatch):
+    from capkit.metrics import meteor_resources as R
+    monkeypatch.setenv(R.CACHE_ENV, str(tmp_path))
+    jar, table = R.meteor_files()
+    path = R._cache_path(jar, table)
+    assert path.parent == tmp_path / "meteor"
+    R._write_atomic(path, {"x": np.arange(3)})
+    assert [p.name for p in path.parent.iterdir()] == [path.name]     # no temporary left
+    with np.load(path) as z:
+        np.testing.assert_array_equal(z["x"], np.arange(3))
+
+
+# ---------------------------------------------------------------- against the jar itself
+
+@pytest.mark.java
+@pytest.mark.skipif(not HAS_JAVA, reason="needs Java")
+def test_java_backend_equals_python_backend():
+    cands = [c for c, _, _ in JAR_SCORES] + [". . .", "two dogs play|||in the snow",
+                                             "a caption with a\nline break", "Ünïcödé café"]
+    refs = [r for _, r, _ in JAR_SCORES] + [["a cat"], ["dogs ||| playing in snow"],
+                                            ["a line\rbreak"], ["a cafe"]]
+    j = meteor(cands, refs, backend="java", tokenizer="split")
+    p = meteor(cands, refs, tokenizer="split")
+    from capkit.metrics.meteor_java import java_backend
+    assert "-Duser.language=en" in java_backend().command      # never the user's locale
+    np.testing.assert_array_equal(j.parts["stats"], p.parts["stats"])
+    np.testing.assert_allclose(j.per_caption, p.per_caption, rtol=0, atol=1e-15)
+    assert j.corpus == pytest.approx(p.corpus, abs=1e-15)
+    assert j.per_caption[:5].tolist() == pytest.approx([x for _, _, x in JAR_SCORES])
+
+
+def _fake_java(tmp_path, body: str) -> str:
+    path = tmp_path / "java"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_java_process_command_timeout_and_crash(tmp_path):
+    """The protocol around the JVM, with stand-ins for java (no JVM needed)."""
+    from capkit.metrics.meteor_java import JavaMeteor
+    with JavaMeteor(java=_fake_java(tmp_path, "exec sleep 30"), timeout=0.5) as jm:
+        assert jm.command[1:3] == ["-Xmx2G", "-Duser.language=en"]
+        assert jm.command[-6:] == ["-", "-", "-stdio", "-l", "en", "-norm"]
+        assert "meteor-1.5.jar" in " ".join(jm.command)
+        with pytest.raises(TimeoutError, match="Raise timeout="):
+            jm.score(["a cat"], [["a cat"]])
+    with JavaMeteor(java=_fake_java(tmp_path, "echo 'Error: broken jar' >&2; exit 1")) as jm:
+        with pytest.raises(RuntimeError, match="broken jar"):
+            jm.score(["a cat"], [["a cat"]])
+
+
+@pytest.mark.slow
+@pytest.mark.java
+@pytest.mark.skipif(not HAS_JAVA, reason="needs Java")
+def test_nine_coco_systems_equal_pycocoevalcap(shared_data):
+    """Acceptance: corpus within 1e-4 and >= 99.5% of captions within 1e-3 (we get ~1e-16)."""
+    from pycocoevalcap.meteor.meteor import Meteor
+    from capkit.data import load
+    from capkit.metrics.inputs import prepare
+    corpus = load("coco_karpathy_test")
+    image_ids = list(corpus.references)
+    texts = [r for i in image_ids for r in corpus.references[i]]
+    for cands in corpus.systems.values():
+        texts += list(cands.values())
+    # both sides get the same PTB-tokenised text (METEOR parity, not tokenizer parity)
+    batch = prepare(texts, [["x"]] * len(texts))
+    tokens = iter(" ".join(t) for t in batch.candidates)
+    refs = {i: [next(tokens) for _ in corpus.references[i]] for i in image_ids}
+    reference = Meteor()
+    try:
+        for name, cands in corpus.systems.items():
+            res = {i: [next(tokens)] for i in cands}
+            gts = {i: refs[i] for i in cands}
+            ref_corpus, ref_per = reference.compute_score(gts, res)
+            ours = meteor({i: res[i][0] for i in cands}, gts, tokenizer="split")
+            diff = np.abs(ours.per_caption - np.asarray(ref_per))
+            assert abs(ours.corpus - ref_corpus) <= 1e-4, name
+            assert (diff <= 1e-3).mean() >= 0.995, name
+            assert diff.max() <= 1e-12, (name, diff.max())     # in fact: bit for bit
+    finally:
+        reference.meteor_p.stdout.close()     # pycocoevalcap's __del__ leaves these open
+        reference.meteor_p.stderr.close()
+        del reference
+
+
+def test_speed_benchmark_adds_a_meteor_row_only_when_asked(monkeypatch):
+    from capkit import speed
+    steps = {"tokenize": 1.0, "bleu": 1.0, "rouge_l": 1.0, "cider_d": 1.0}
+    scores = {"bleu_4": 0.3, "rouge_l": 0.5, "cider_d": 1.0}
+    monkeypatch.setattr(speed, "_reference_side", lambda c, r, n: (dict(steps), scores))
+    monkeypatch.setattr(speed, "_capkit_side", lambda c, r, n: ({**steps, "total": 2.0}, scores))
+    monkeypatch.setattr(speed, "_reference_meteor", lambda c, r, n: (10.0, 0.27))
+    monkeypatch.setattr(speed, "_capkit_meteor", lambda c, r, n: (1.0, 0.27))
+    plain = speed.bench_speed({"a": "x"}, {"a": ["x"]}, repeat=1)
+    assert [r[0] for r in plain["rows"]] == ["tokenize", "bleu", "rouge_l", "cider_d", "total"]
+    with_meteor = speed.bench_speed({"a": "x"}, {"a": ["x"]}, repeat=1, meteor=True)
+    assert with_meteor["rows"][:5] == plain["rows"]
+    assert with_meteor["rows"][5] == ("meteor", 10.0, 1.0, 10.0)
+    assert with_meteor["meteor_corpus_diff"] == 0.0
+
+
+@pytest.mark.slow
+def test_flickr8k_correlations_match_the_literature(shared_data):
+    """PAC-S README: METEOR 41.822 (Expert, tau-c) and 22.269 (CF, tau-b); within 0.1."""
+    from capkit.meta_eval import benchmark
+    res = benchmark({"meteor": meteor}, ["flickr8k_expert", "flickr8k_cf"], n_boot=10)
+    assert res.results["flickr8k_expert"]["meteor"].value == pytest.approx(41.822, abs=0.1)
+    assert res.results["flickr8k_cf"]["meteor"].value == pytest.approx(22.269, abs=0.1)
