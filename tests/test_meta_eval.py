@@ -305,3 +305,15 @@ def test_variant_changes_one_rule_and_drops_the_published_value():
     assert variant("nebula") is PROTOCOLS["nebula"]
     with pytest.raises(ValueError, match="unknown benchmark"):
         variant("flickr9k", drop_self=False)
+
+
+@pytest.mark.slow
+def test_image_metrics_are_skipped_with_a_reason_when_images_are_missing(shared_data, tmp_path):
+    from capkit.meta_eval import benchmark
+    res = benchmark(["bleu_4", "clipscore"], ["nebula", "pascal50s"], n_boot=10,
+                    images={"pascal50s": str(tmp_path)})
+    assert set(res["nebula"]) == {"bleu_4"} and set(res["pascal50s"]) == {"bleu_4"}
+    reasons = {(b, m): why for b, m, why in res.skipped}
+    assert "images=" in reasons[("nebula", "clipscore")]
+    assert "missing in" in reasons[("pascal50s", "clipscore")]
+    assert "skipped" in res.table() and res.to_dict()["skipped"][0]["metric"] == "clipscore"

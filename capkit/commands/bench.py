@@ -26,6 +26,9 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, help="folder for results.json and the figures")
     p.add_argument("--n-boot", type=int, default=None, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--images", action="append", default=[], metavar="BENCHMARK=DIR",
+                   help="folder of a benchmark's images, for image metrics such as clipscore "
+                        "(repeatable); without it their rows are skipped and listed")
     p.set_defaults(func=run)
 
 
@@ -35,7 +38,16 @@ def run(args: argparse.Namespace) -> int:
     benchmarks = args.benchmarks if isinstance(args.benchmarks, list) \
         else _benchmark_list(args.benchmarks)
     n_boot = DEFAULT_N_BOOT if args.n_boot is None else args.n_boot
-    results = benchmark(args.metrics, benchmarks, n_boot=n_boot, seed=args.seed, progress=True)
+    images = {}
+    for item in args.images:
+        name, sep, folder = item.partition("=")
+        if not sep or not folder:
+            raise ValueError(f"--images takes BENCHMARK=DIR, e.g. thumb=~/coco/val2014; got {item!r}")
+        images[name] = folder
+    results = benchmark(args.metrics, benchmarks, n_boot=n_boot, seed=args.seed, progress=True,
+                        images=images)
+    for b, m, why in results.skipped:
+        print(f"skipped {m} on {b}: {why}", file=sys.stderr)
     if args.format == "json":
         print(results.to_json())
     else:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 
 from capkit.commands.args import metric_list
@@ -19,15 +20,29 @@ def register(sub) -> None:
                    help="comma-separated names, or module:function for your own metric")
     p.add_argument("--format", choices=["json", "csv", "table", "markdown"], default="table")
     p.add_argument("--tokenizer", choices=["ptb", "split"], default="ptb")
+    p.add_argument("--images", default=None, metavar="DIR",
+                   help="folder of the candidates' images (<id>.jpg, or COCO_val2014_<12 digits>"
+                        ".jpg for COCO ids), needed by image metrics such as clipscore")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from capkit.caption_files import read_candidates, read_references
-    from capkit.metrics import score
+    from capkit.metrics import get_metric, score
+    from capkit.metrics.clipscore import needs_images
 
     cands, refs = read_candidates(args.candidates), read_references(args.references)
-    results = score(cands, refs, args.metrics, tokenizer=args.tokenizer)
+    image_metrics = [m for m in args.metrics if needs_images(get_metric(m))]
+    if image_metrics and args.images is None:
+        raise ValueError(f"{', '.join(image_metrics)} score captions against images: add "
+                         "--images DIR (a folder of <id>.jpg files)")
+    text_metrics = [m for m in args.metrics if m not in image_metrics]
+    results = score(cands, refs, text_metrics, tokenizer=args.tokenizer) if text_metrics else {}
+    for name in image_metrics:
+        fn = get_metric(name)
+        shown = {"progress": True} if "progress" in inspect.signature(fn).parameters else {}
+        results[name] = fn(cands, refs, images=args.images, **shown)
+    results = {name: results[name] for name in args.metrics}
     if args.format == "json":
         out = {"metrics": {name: {"corpus": s.corpus, "per_caption": s.by_id()}
                            for name, s in results.items()},

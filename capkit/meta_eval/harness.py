@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from capkit.meta_eval.protocols import ALL, Protocol, get_protocol
+from capkit.metrics.clipscore import needs_images
 from capkit.meta_eval.published import published
 from capkit.meta_eval.stats import (
     CategoryAccuracy, PairedComparison, bootstrap_ci, pair_credit, paired_bootstrap, row_statistic,
@@ -68,6 +69,7 @@ class BenchResults:
     results: dict[str, dict[str, BenchResult]]
     n_boot: int
     seed: int
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (benchmark, metric, why)
 
     def __getitem__(self, benchmark: str) -> dict[str, BenchResult]:
         return self.results[benchmark]
@@ -76,8 +78,12 @@ class BenchResults:
         return [cell for by_metric in self.results.values() for cell in by_metric.values()]
 
     def to_dict(self) -> dict:
-        return {"results": {b: {m: cell.to_dict() for m, cell in by_metric.items()}
-                            for b, by_metric in self.results.items()}}
+        out = {"results": {b: {m: cell.to_dict() for m, cell in by_metric.items()}
+                           for b, by_metric in self.results.items()}}
+        if self.skipped:
+            out["skipped"] = [{"benchmark": b, "metric": m, "reason": why}
+                              for b, m, why in self.skipped]
+        return out
 
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -91,7 +97,11 @@ class BenchResults:
             rows.append([c.benchmark, c.metric, c.statistic, c.n, c.value,
                          f"[{c.ci95[0]:.1f}, {c.ci95[1]:.1f}]", c.published, diff])
         headers = ["benchmark", "metric", "statistic", "n", "value", "CI", "published", "diff"]
-        return format_table(headers, rows, fmt, digits=1)
+        table = format_table(headers, rows, fmt, digits=1)
+        if self.skipped and fmt != "csv":
+            table += "\n\nskipped:\n" + "\n".join(f"  {b} / {m}: {why}"
+                                                 for b, m, why in self.skipped)
+        return table
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -130,12 +140,17 @@ def _is_builtin_text_metric(fn: Callable, names: Sequence[str] | None = None) ->
 
 
 def score_items(fns: dict[str, Callable], candidates: list[str], references: list[list[str]],
-                benchmark: str, tokenizer: str = "ptb") -> dict[str, Scores]:
-    """Every metric on the same items; built-in text metrics share one tokenised batch."""
-    from capkit.metrics import prepare
+                benchmark: str, tokenizer: str = "ptb",
+                image_paths: list[str] | None = None) -> dict[str, Scores]:
+    """Every metric on the same items; built-in text metrics share one tokenised batch; image
+    metrics also receive ``images=image_paths`` (one path per candidate)."""
+    from capkit.metrics import needs_images, prepare
     batch, out = None, {}
     for name, fn in fns.items():
-        if _is_builtin_text_metric(fn):
+        if needs_images(fn):
+            scores = _as_checked_scores(name, fn(list(candidates), [list(r) for r in references],
+                                                 images=image_paths), benchmark)
+        elif _is_builtin_text_metric(fn):
             if batch is None:
                 batch = prepare(candidates, references, tokenizer)
                 if sum(_is_builtin_text_metric(f, NGRAM_METRICS) for f in fns.values()) > 1:
@@ -246,7 +261,7 @@ def _evaluate(protocol: Protocol, data, name: str, scores: Scores, n_boot: int,
 
 def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = ALL, *,
               n_boot: int = DEFAULT_N_BOOT, seed: int = 0, progress: bool = False,
-              tokenizer: str = "ptb") -> BenchResults:
+              tokenizer: str = "ptb", images: Mapping[str, str] | None = None) -> BenchResults:
     """Correlate ``metrics`` with human judgments on ``benchmarks`` (names or Protocols).
 
     ``metrics``: a name (``"cider_d"``, ``"my.module:fn"``), a callable
@@ -254,6 +269,9 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
     ``n_boot`` resamples of the images give the 95% interval; ``seed`` fixes them (and
     PASCAL-50S's tie-breaks when a protocol uses ``ties="random"``); every metric sees the same
     resamples. ``tokenizer`` is passed to the built-in text metrics (``"ptb"`` or ``"split"``).
+    Image metrics (``capkit.metrics.needs_images``) run on a benchmark only when ``images`` maps
+    it to a folder holding every one of its images; otherwise the row is skipped and
+    ``BenchResults.skipped`` says why (none of the judgment sets ships its images).
     """
     from tqdm.auto import tqdm
     fns = resolve_metrics(metrics)
@@ -261,18 +279,38 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
         benchmarks = [benchmarks]
     protocols = [get_protocol(b) for b in benchmarks]
     results: dict[str, dict[str, BenchResult]] = {}
+    skipped: list[tuple[str, str, str]] = []
     with tqdm(total=len(protocols) * len(fns), disable=not progress, desc="benchmark") as bar:
         for protocol in protocols:
             data = load_benchmark(protocol)
             candidates, references = _items(protocol, data)
-            scored = score_items(fns, candidates, references, protocol.name, tokenizer)
+            paths, why = _image_paths(protocol, data, (images or {}).get(protocol.name))
+            usable = {n: f for n, f in fns.items() if paths is not None or not needs_images(f)}
+            skipped += [(protocol.name, n, why) for n in fns if n not in usable]
+            bar.update(len(fns) - len(usable))
+            scored = score_items(usable, candidates, references, protocol.name, tokenizer, paths)
             results[protocol.name] = {}
             for name, scores in scored.items():
                 bar.set_postfix_str(f"{protocol.name} / {name}")
                 results[protocol.name][name] = _evaluate(protocol, data, name, scores, n_boot,
                                                          seed)
                 bar.update()
-    return BenchResults(results, n_boot, seed)
+    return BenchResults(results, n_boot, seed, skipped)
+
+
+def _image_paths(protocol: Protocol, data, folder) -> tuple[list[str] | None, str]:
+    """One image path per scored item, or None and the reason the image metrics are skipped."""
+    from pathlib import Path
+    if folder is None:
+        return None, (f"needs the images of {protocol.name}, which are not shipped; pass "
+                      f"images={{'{protocol.name}': DIR}} (capkit bench --images "
+                      f"{protocol.name}=DIR)")
+    names = list(data.images) * (2 if protocol.statistic == "pairwise_accuracy" else 1)
+    missing = sorted({n for n in set(names) if not (Path(folder) / n).is_file()})
+    if missing:
+        return None, (f"{len(missing)} of {len(set(names))} images of {protocol.name} are "
+                      f"missing in {folder} (first: {missing[0]}); the protocol needs all")
+    return [str(Path(folder) / n) for n in names], ""
 
 
 def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int = DEFAULT_N_BOOT,

@@ -9,9 +9,12 @@ import functools
 import importlib
 from collections.abc import Callable, Sequence
 
+from capkit.metrics.bertscore import bertscore
 from capkit.metrics.bleu import bleu
 from capkit.metrics.cider import DocumentFrequencies, cider_d, document_frequencies
+from capkit.metrics.clipscore import clipscore, needs_images, refclipscore
 from capkit.metrics.inputs import CaptionBatch, align, prepare
+from capkit.metrics.mean_glove import mean_glove
 from capkit.metrics.meteor import meteor
 from capkit.metrics.rouge import rouge_l
 from capkit.metrics.spice import spice
@@ -28,12 +31,19 @@ METRICS: dict[str, Callable[..., Scores]] = {
     "meteor": meteor,
     "spice_lite": spice_lite,     # Java-free approximation of SPICE (spaCy parse)
     "spice": spice,               # the official SPICE jar: needs Java and Stanford CoreNLP 3.6.0
+    "mean_glove": mean_glove,     # I2CE's MEAN baseline (GloVe 6B 50-d, offline bundle)
+    "bertscore": bertscore,       # all-MiniLM-L6-v2, layer 5, F (offline bundle)
+    # the CLIPScore paper's BERTScore (needs the roberta-large weights from the hub)
+    "bertscore_roberta_large": functools.partial(bertscore, model="roberta-large"),
+    "clipscore": clipscore,       # needs images; ViT-B/32 from the hub or $CAPKIT_CLIP_MODEL
+    "refclipscore": refclipscore,
 }
+IMAGE_METRICS = ("clipscore", "refclipscore")
 CLASSIC = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
 # metrics that take a tokenised CaptionBatch, so several of them share one tokenisation
 TEXT_METRICS = CLASSIC + ("meteor",)
 # what `capkit bench` and `make demo` run by default: every metric that needs no download
-DEFAULT_BENCH = TEXT_METRICS + ("spice_lite",)
+DEFAULT_BENCH = TEXT_METRICS + ("spice_lite", "mean_glove")
 
 
 def get_metric(name: str) -> Callable[..., Scores]:
@@ -80,6 +90,7 @@ def score(candidates, references=None, metrics: Sequence[str] = CLASSIC,
     return out
 
 
-__all__ = ["METRICS", "CLASSIC", "DEFAULT_BENCH", "TEXT_METRICS", "meteor", "spice", "spice_lite",
+__all__ = ["METRICS", "CLASSIC", "DEFAULT_BENCH", "TEXT_METRICS", "IMAGE_METRICS", "bertscore",
+           "clipscore", "mean_glove", "meteor", "needs_images", "refclipscore", "spice", "spice_lite",
            "Scores", "CaptionBatch", "DocumentFrequencies", "bleu",
            "cider_d", "document_frequencies", "get_metric", "prepare", "rouge_l", "score"]

@@ -1,0 +1,119 @@
+"""MEAN (Zeng & Kwong, "Intrinsic Image Captioning Evaluation", I2CE baseline): cosine of the
+average GloVe vectors of a caption's non-stop-words, averaged over its references.
+
+    MEAN(c, {s_j}) = (1 / m) sum_j cos(I(c), I(s_j)),   I(x) = (1 / k) sum_{i=1..k} w_i
+
+where w_1..w_k are the GloVe vectors of the words of x that are not stop words (the paper uses
+NLTK's English list; capkit embeds it, 179 words, since NLTK's data packages cannot be
+downloaded offline). The corpus score is the mean over captions, as in the paper.
+
+Choices the paper leaves open, fixed here and recorded in the signature:
+
+* vectors: GloVe 6B 50-d from the offline bundle (``capkit.models.glove``); any GloVe text file
+  via ``glove=`` (the paper does not say which GloVe; 300-d is common);
+* words: lower-cased runs of letters and digits, inner hyphens / apostrophes kept when GloVe has
+  the whole word ("t-shirt"), else split ("dog's" -> "dog", "s"); words GloVe lacks are skipped;
+* a caption with no known content word has the zero vector; its cosines are 0 (``n_empty``).
+
+Explained in notebooks/03_embedding_metrics.ipynb, section 2 "GloVe MEAN".
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import numpy as np
+
+from capkit.metrics.inputs import align
+from capkit.scores import Scores, make_signature
+
+NLTK_ENGLISH = frozenset("""i me my myself we our ours ourselves you you're you've you'll you'd
+your yours yourself yourselves he him his himself she she's her hers herself it it's its itself
+they them their theirs themselves what which who whom this that that'll these those am is are was
+were be been being have has had having do does did doing a an the and but if or because as until
+while of at by for with about against between into through during before after above below to
+from up down in out on off over under again further then once here there when where why how all
+any both each few more most other some such no nor not only own same so than too very s t can
+will just don don't should should've now d ll m o re ve y ain aren aren't couldn couldn't didn
+didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't mustn
+mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn
+wouldn't""".split())
+WORD = re.compile(r"[a-z0-9]+(?:['\-][a-z0-9]+)*")
+SPLIT = re.compile(r"['\-]")
+
+
+def stop_words(name: str | Iterable[str] = "nltk") -> frozenset[str]:
+    """A stop-word set by name (``nltk`` as the paper, ``spacy``, ``sklearn``, ``none``) or
+    the words given."""
+    if not isinstance(name, str):
+        return frozenset(w.lower() for w in name)
+    if name == "nltk":
+        return NLTK_ENGLISH
+    if name == "spacy":
+        from spacy.lang.en.stop_words import STOP_WORDS
+        return frozenset(STOP_WORDS)
+    if name == "sklearn":
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+        return frozenset(ENGLISH_STOP_WORDS)
+    if name == "none":
+        return frozenset()
+    raise ValueError(f"unknown stop-word list {name!r}; use 'nltk' (the paper's), 'spacy', "
+                     "'sklearn', 'none', or pass your own words")
+
+
+def content_words(text: str, vocabulary, stop: frozenset[str]) -> list[str]:
+    """The words of ``text`` that count for MEAN: known to GloVe and not stop words."""
+    out = []
+    for word in WORD.findall(text.lower()):
+        parts = [word] if word in vocabulary or word in stop else SPLIT.split(word)
+        out.extend(p for p in parts if p not in stop and p in vocabulary)
+    return out
+
+
+def sentence_vectors(texts: list[str], glove,
+                     stop: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(N, d) mean GloVe vector of each text's content words (zeros if none) and (N,) counts."""
+    vecs = np.zeros((len(texts), glove.dim), np.float64)
+    counts = np.zeros(len(texts), np.int64)
+    for i, text in enumerate(texts):
+        rows = [glove.index[w] for w in content_words(text, glove.index, stop)]
+        if rows:
+            vecs[i] = glove.vectors[rows].astype(np.float64).mean(axis=0)
+            counts[i] = len(rows)
+    return vecs, counts
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norm > 0, norm, 1.0)
+
+
+def mean_glove(candidates, references=None, images=None, *, glove=None,
+               stopwords: str | Iterable[str] = "nltk") -> Scores:
+    """MEAN per caption: mean over references of cos(mean vector of candidate, of reference).
+
+    ``glove``: None (the offline GloVe 6B 50-d bundle), a GloVe text file, or a loaded
+    ``capkit.models.glove.GloVe``. ``parts``: ``n_words`` (content words of each candidate) and
+    ``n_empty`` (texts without any). ``images`` is ignored.
+    """
+    from capkit.models.glove import GloVe, load_glove
+    cands, refs, ids = align(candidates, references)
+    vectors = glove if isinstance(glove, GloVe) else load_glove(glove)
+    stop = stop_words(stopwords)
+    texts = list(dict.fromkeys(cands + [r for rs in refs for r in rs]))
+    where = {t: i for i, t in enumerate(texts)}
+    vecs, counts = sentence_vectors(texts, vectors, stop)
+    unit = _unit(vecs)
+    owner = np.repeat(np.arange(len(cands)), [len(rs) for rs in refs])
+    c_rows = np.array([where[c] for c in cands], np.int64)
+    r_rows = np.array([where[r] for rs in refs for r in rs], np.int64)
+    cos = (unit[c_rows][owner] * unit[r_rows]).sum(axis=1)                  # (R,)
+    per = np.bincount(owner, weights=cos, minlength=len(cands)) / np.maximum(
+        np.bincount(owner, minlength=len(cands)), 1)
+    stop_name = stopwords if isinstance(stopwords, str) else "given"
+    sig = make_signature("mean_glove", vectors=vectors.source.split(" ")[0], dim=vectors.dim,
+                         stopwords=f"{stop_name}({len(stop)})", refs="mean_cos",
+                         tok="words", oov="skip")
+    parts = {"n_words": counts[c_rows], "n_empty": int((counts == 0).sum())}
+    return Scores("mean_glove", per, float(per.mean()) if len(per) else float("nan"), sig, ids,
+                  parts)

@@ -1,0 +1,76 @@
+"""Where and how encoders run: the device, seeded construction, quiet loading, length batching.
+
+Rules (../shared/docs/STYLE.md): the device is chosen by the caller (``device=``) or by the
+environment variable ``CAPKIT_DEVICE``; it is never picked silently from CUDA availability, and the
+default is the CPU in fp32. Seeding never touches the caller's global RNG: tiny models are built
+inside ``torch.random.fork_rng``.
+
+Nothing here imports torch at module import time; each function imports it when called.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+DEVICE_ENV = "CAPKIT_DEVICE"
+
+
+def resolve_device(device: str | None = None) -> str:
+    """``device`` if given, else ``$CAPKIT_DEVICE``, else ``"cpu"`` (never guessed from CUDA)."""
+    name = device or os.environ.get(DEVICE_ENV) or "cpu"
+    import torch
+    try:
+        torch.device(name)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device {name!r} is not a torch device ({err}); give 'cpu', 'cuda', "
+                         f"'cuda:1' or 'mps', or unset {DEVICE_ENV}") from None
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} was asked for but CUDA is not available here; use "
+                         f"device='cpu' (or unset {DEVICE_ENV})")
+    return name
+
+
+@contextlib.contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run a block with torch's RNG seeded, restoring the caller's RNG state afterwards."""
+    import torch
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        yield
+
+
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Hide the progress bars and prints that weight loaders emit (restored afterwards)."""
+    from transformers.utils import logging as hf_logging
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):   # efficientnet_lite_pytorch prints
+            yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> Iterator[np.ndarray]:
+    """Indices in batches of similar length (longest first), so padding stays small.
+
+    The order inside each batch does not change any result: every text is encoded with its own
+    attention mask (tests/test_models.py checks batch-size invariance).
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    for start in range(0, len(order), batch_size):
+        yield order[start:start + batch_size]
+
+
+def progress_bar(total: int, desc: str, enabled: bool):
+    """A tqdm bar, off unless asked for (the API default; the CLI turns it on)."""
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)

