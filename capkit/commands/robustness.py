@@ -1,0 +1,90 @@
+"""`capkit robustness`: how metrics react to pathological captions (Cui et al. 2018, Fig. 6)."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from capkit.commands.args import metric_list
+from capkit.report import format_table
+
+
+def transform_list(text: str) -> list[str]:
+    """'RC, WP,RW' -> ['RC', 'WP', 'RW'] (checked against capkit.transforms)."""
+    from capkit.transforms import TRANSFORMS
+    codes = [t.strip().upper() for t in text.split(",") if t.strip()]
+    unknown = [t for t in codes if t not in TRANSFORMS]
+    if not codes or unknown:
+        raise argparse.ArgumentTypeError(f"unknown transform(s) {unknown or text!r}; choose "
+                                         f"from {', '.join(TRANSFORMS)}")
+    return codes
+
+
+def register(sub) -> None:
+    from capkit.metrics import CLASSIC
+    from capkit.robustness import ROBUSTNESS_DATASETS
+    p = sub.add_parser("robustness", help="robustness of metrics to pathological captions "
+                       "(AUC of the normalised score over the transformation strength)")
+    p.add_argument("--metrics", type=metric_list, default=list(CLASSIC),
+                   help="comma-separated names, or module:function for your own metric")
+    p.add_argument("--transforms", type=transform_list, default=["RC", "WP", "RW"],
+                   help="comma-separated codes: RC,WP,RW (Cui et al.), KS,RR,SO,HN (UMIC), SS")
+    p.add_argument("--dataset", choices=ROBUSTNESS_DATASETS, default="coco_karpathy_test")
+    p.add_argument("--images", type=int, default=None,
+                   help="score a seeded random subset of this many images (default: all)")
+    p.add_argument("--images-dir", default=None,
+                   help="folder with every image of the dataset: RC/HN neighbours from "
+                        "EfficientNet-Lite0 features (default: tf-idf of the references)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="image resamples for the bands")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--figure", default="robustness.png",
+                   help="where to write the curves figure ('' for none)")
+    p.add_argument("--format", choices=["json", "csv", "table", "markdown"], default="table")
+    p.set_defaults(func=run)
+
+
+def _figure(result, path: str) -> None:
+    from matplotlib.figure import Figure
+
+    from capkit.plots.robustness import robustness_figure
+    n = len(result.transforms)
+    cols = min(n, 4)
+    rows = -(-n // cols)
+    fig = Figure(figsize=(4.2 * cols, 3.8 * rows))
+    axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
+    robustness_figure(result, axes[:n])
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def run(args: argparse.Namespace) -> int:
+    from capkit.robustness import dataset_references, robustness
+
+    refs = dataset_references(args.dataset, n_images=args.images, seed=args.seed)
+    try:
+        features = None
+        if args.images_dir:
+            from capkit.transforms import image_features
+            features = image_features(list(refs), args.images_dir, progress=True)
+        result = robustness(refs, args.metrics, args.transforms, seed=args.seed,
+                            n_boot=args.bootstrap, features=features,
+                            progress=args.format != "json")
+    except ImportError as err:      # KS needs spaCy, SS the GloVe bundle: say what to install
+        raise RuntimeError(str(err)) from err
+    if args.figure:
+        _figure(result, args.figure)
+    if args.format == "json":
+        print(json.dumps(result.to_dict(), indent=1))
+        return 0
+    codes = result.transforms
+    rows = [[m, *(result.curves[m][t].auc for t in codes)] for m in result.metrics]
+    print(format_table(["metric", *codes], rows, args.format,
+                       digits=10 if args.format == "csv" else 3))
+    if args.format != "csv":
+        print(f"\nAUC of the normalised score over gamma in [0, 1] (lower = more robust); "
+              f"{len(result.images):,} images of {args.dataset}")
+        print(f"signature: {result.signature}")
+        if args.figure:
+            print(f"curves: {args.figure}")
+    return 0

@@ -1,0 +1,57 @@
+"""The caption datasets ``capkit robustness --dataset`` knows: {image: [human captions]}.
+
+* ``coco_karpathy_test``: the 5,000 Karpathy-test images, 5 COCO captions each (10 have 6),
+  from ``capkit.data.load("coco_karpathy_test").references``; Cui et al. use COCO.
+* ``flickr8k``: the 1,000 images of the official test split (``Flickr_8k.testImages.txt``),
+  5 captions each, read with ``capkit.data.flickr8k.read_captions`` from the fetched files.
+
+``n_images`` keeps a seeded random subset (in the dataset's order) for quick runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+ROBUSTNESS_DATASETS = ("coco_karpathy_test", "flickr8k")
+SALT_SUBSET = 300
+
+
+def flickr8k_test_references() -> dict[str, list[str]]:
+    """Flickr8k test split: image file name -> its 5 captions."""
+    from capkit.data.flickr8k import read_captions
+    from capkit.data.paths import require
+    folder = require("flickr8k")
+    captions = read_captions(folder)
+    split = (folder / "Flickr_8k.testImages.txt").read_text().split()
+    missing = [i for i in split if i not in captions]
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} Flickr8k test images have no captions in "
+                                f"Flickr8k.token.txt (first: {missing[:3]}); re-fetch flickr8k")
+    return {image: list(captions[image].values()) for image in split}
+
+
+def dataset_references(name: str, *, n_images: int | None = None,
+                       seed: int = 0) -> dict[str, list[str]]:
+    """{image: [captions]} of a robustness dataset, optionally a seeded subset of n_images."""
+    if name == "coco_karpathy_test":
+        from capkit.data import load
+        refs = load("coco_karpathy_test").references
+    elif name == "flickr8k":
+        refs = flickr8k_test_references()
+    else:
+        raise ValueError(f"unknown robustness dataset {name!r}; choose one of "
+                         f"{', '.join(ROBUSTNESS_DATASETS)}")
+    return subset(refs, n_images, seed=seed)
+
+
+def subset(references: dict[str, list[str]], n_images: int | None,
+           seed: int = 0) -> dict[str, list[str]]:
+    """A seeded random subset of n_images images, in the original order (all if None)."""
+    if n_images is None or n_images >= len(references):
+        return dict(references)
+    if n_images < 2:
+        raise ValueError(f"n_images must be at least 2 (captions come from other images), got "
+                         f"{n_images}")
+    keep = np.sort(np.random.default_rng([int(seed), SALT_SUBSET])
+                   .choice(len(references), n_images, replace=False))
+    items = list(references.items())
+    return dict(items[k] for k in keep)

@@ -1,0 +1,191 @@
+"""capkit.robustness: the leave-one-out protocol, normalisation, AUC, bootstrap, CLI."""
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from capkit.metrics import cider_d, document_frequencies
+from capkit.robustness import (
+    area_under_curve,
+    dataset_references,
+    fix_references,
+    leave_one_out,
+    normalised_curve,
+    robustness,
+    score_against,
+    subset,
+    transform_example,
+)
+from capkit.transforms import GAMMAS, TransformContext, apply_transform, normalise
+
+N_IMAGES = 400
+
+
+@pytest.fixture(scope="module")
+def coco(shared_data):
+    return dataset_references("coco_karpathy_test", n_images=N_IMAGES, seed=0)
+
+
+@pytest.fixture(scope="module")
+def study(coco):
+    return robustness(coco, ["bleu_1", "bleu_4", "rouge_l", "cider_d"], ["RC", "WP", "RW"],
+                      n_boot=200, seed=0)
+
+
+def test_bleu_1_cannot_see_a_permutation(study):
+    curve = study.curves["bleu_1"]["WP"]
+    np.testing.assert_allclose(curve.score, 1.0, atol=1e-12)
+    assert curve.auc == pytest.approx(1.0, abs=1e-12)
+
+
+def test_every_curve_starts_at_one_and_the_auc_is_its_area(study):
+    for by_t in study.curves.values():
+        for c in by_t.values():
+            assert c.score[0] == pytest.approx(1.0) and list(c.gamma) == list(GAMMAS)
+            assert c.auc == pytest.approx(np.trapezoid(c.score, c.gamma))
+            assert np.all(c.low <= c.score + 1e-9) and np.all(c.score <= c.high + 1e-9)
+            assert c.auc_low <= c.auc <= c.auc_high
+
+
+def test_paper_finding_cider_is_robust_to_rc_but_not_to_wp(study):
+    auc = study.auc()
+    assert auc["cider_d"]["RC"] < 0.3 < auc["cider_d"]["WP"]
+    assert auc["bleu_4"]["WP"] < auc["rouge_l"]["WP"] < auc["bleu_1"]["WP"]
+
+
+def test_normalisation_is_a_ratio_of_means(study):
+    c = study.curves["rouge_l"]["RW"]
+    np.testing.assert_allclose(c.score, c.per_image.mean(1) / c.per_image[0].mean())
+    np.testing.assert_allclose(normalised_curve(c.per_image), c.score)
+    for t in ("WP", "RW"):      # the untransformed captions are scored once, shared by all
+        np.testing.assert_array_equal(study.curves["rouge_l"][t].per_image[0], c.per_image[0])
+
+
+def test_cider_document_frequencies_do_not_move_with_gamma(coco, study):
+    loo = leave_one_out(coco, seed=0)
+    df = document_frequencies(loo.references)            # the untransformed loo references
+    cands = study.captions["RW"][5]
+    explicit = cider_d(cands, [list(r) for r in loo.references], document_frequency=df)
+    np.testing.assert_allclose(study.curves["cider_d"]["RW"].per_image[5], explicit.per_caption,
+                               atol=1e-12)
+
+
+def test_seeded_and_reproducible(coco, study):
+    again = robustness(coco, ["bleu_4"], ["WP"], n_boot=200, seed=0)
+    np.testing.assert_array_equal(again.curves["bleu_4"]["WP"].per_image,
+                                  study.curves["bleu_4"]["WP"].per_image)
+    np.testing.assert_array_equal(again.curves["bleu_4"]["WP"].low,
+                                  study.curves["bleu_4"]["WP"].low)
+    other = robustness(coco, ["bleu_4"], ["WP"], n_boot=0, seed=1)
+    assert other.held_out != study.held_out
+
+
+def test_leave_one_out_holds_out_one_reference(coco):
+    loo = leave_one_out(coco, seed=3)
+    for image, held, rest in zip(loo.images, loo.held_out, loo.references):
+        assert held in coco[image] and len(rest) == len(coco[image]) - 1
+
+
+def _length_metric(candidates, references):
+    return np.array([len(c.split()) for c in candidates], dtype=float)
+
+
+def test_user_metrics_by_callable_and_module_path(coco, tmp_path, monkeypatch):
+    (tmp_path / "my_metrics.py").write_text(
+        "import numpy as np\n"
+        "def words(candidates, references):\n"
+        "    return np.array([len(c.split()) for c in candidates], dtype=float)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    small = subset(coco, 50)
+    out = robustness(small, {"length": _length_metric, "mod": "my_metrics:words"},
+                     ["WP", "RW"], n_boot=0)
+    for name in ("length", "mod"):          # permutation and replacement keep the length
+        assert out.auc()[name] == {"WP": pytest.approx(1.0), "RW": pytest.approx(1.0)}
+    assert "source:user" in out.metric_signatures["length"]
+
+
+def test_errors_say_what_to_do(coco):
+    small = subset(coco, 20)
+    with pytest.raises(ValueError, match="gammas must increase from 0"):
+        robustness(small, ["bleu_1"], ["WP"], gammas=[0.1, 0.5])
+    with pytest.raises(ValueError, match="fewer than 2 references"):
+        robustness({"a": ["x y"], "b": ["y z", "z w"]}, ["bleu_1"], ["WP"])
+    with pytest.raises(ValueError, match="normalising needs a positive number"):
+        robustness(small, {"zero": lambda c, r: np.zeros(len(c))}, ["WP"], n_boot=0)
+    with pytest.raises(ValueError, match="one per candidate"):
+        robustness(small, {"short": lambda c, r: np.zeros(1)}, ["WP"], n_boot=0)
+    with pytest.raises(ValueError, match="unknown metric"):
+        robustness(small, ["bleu_9"], ["WP"])
+    with pytest.raises(ValueError, match="unknown transform"):
+        robustness(small, ["bleu_1"], ["XX"])
+    with pytest.raises(ValueError, match="unknown robustness dataset"):
+        dataset_references("coco")
+
+
+def test_area_under_curve_of_a_line():
+    g = np.asarray(GAMMAS)
+    assert area_under_curve(g, 1 - g) == pytest.approx(0.5)
+
+
+def test_flickr8k_test_split(shared_data):
+    refs = dataset_references("flickr8k")
+    assert len(refs) == 1000 and all(len(r) == 5 for r in refs.values())
+
+
+def test_transform_example_scores_both_versions(coco):
+    loo = leave_one_out(coco, seed=0)
+    df = document_frequencies(loo.references)
+    ex = transform_example("WP", 0.5, loo.held_out[0], loo.references[0],
+                           document_frequency=df)
+    assert ex.original == normalise([loo.held_out[0]])[0]
+    assert ex.transformed == apply_transform("WP", [loo.held_out[0]], 0.5)[0]
+    assert ex.original_scores["bleu_1"] == pytest.approx(ex.transformed_scores["bleu_1"])
+    assert "cider_d" in repr(ex) and "transformed:" in repr(ex)
+    ctx = TransformContext.from_references(coco)
+    rc = transform_example("RC", 0.1, loo.held_out[0], loo.references[0], image=loo.images[0],
+                           context=ctx, document_frequency=df)
+    assert rc.transformed != rc.original
+    with pytest.raises(ValueError, match="document_frequency"):
+        transform_example("WP", 0.5, loo.held_out[0], loo.references[0])
+
+
+def test_score_against_checks_alignment(coco):
+    fixed = fix_references(["bleu_1"], [["a dog"], ["a cat"]])
+    with pytest.raises(ValueError, match="aligned one to one"):
+        score_against(fixed, ["a dog"])
+
+
+def _cli(argv):
+    from capkit.commands import robustness as command
+    parser = argparse.ArgumentParser(prog="capkit")
+    command.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_cli_json_and_figure(shared_data, tmp_path, capsys):
+    fig = tmp_path / "curves.png"
+    assert _cli(["robustness", "--metrics", "bleu_1,cider_d", "--transforms", "rc,WP",
+                 "--images", "60", "--bootstrap", "20", "--format", "json",
+                 "--figure", str(fig)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"auc", "curves", "signature"}
+    assert set(out["auc"]) == {"bleu_1", "cider_d"} and set(out["auc"]["bleu_1"]) == {"RC", "WP"}
+    curve = out["curves"]["cider_d"]["RC"]
+    assert curve["gamma"] == list(GAMMAS) and curve["score"][0] == pytest.approx(1.0)
+    assert out["auc"]["bleu_1"]["WP"] == pytest.approx(1.0)
+    assert out["signature"]["robustness"].startswith("robustness|protocol:leave-one-out")
+    assert fig.stat().st_size > 1000
+
+
+def test_cli_table(shared_data, capsys):
+    assert _cli(["robustness", "--metrics", "bleu_1", "--transforms", "WP", "--images", "30",
+                 "--bootstrap", "0", "--figure", "", "--dataset", "flickr8k"]) == 0
+    out = capsys.readouterr().out
+    assert "bleu_1" in out and "1.000" in out and "30 images of flickr8k" in out
+
+
+def test_cli_rejects_unknown_transforms():
+    with pytest.raises(SystemExit):
+        _cli(["robustness", "--transforms", "RC,XX"])
