@@ -8,11 +8,11 @@ from capkit.report import format_table
 
 
 def register(sub) -> None:
-    from capkit.metrics import CLASSIC
+    from capkit.metrics import TEXT_METRICS
     p = sub.add_parser("systems", help="corpus scores of every system of a dataset")
     p.add_argument("--dataset", default="coco_karpathy_test",
                    choices=["coco_karpathy_test", "flickr30k_test"])
-    p.add_argument("--metrics", type=metric_list, default=list(CLASSIC))
+    p.add_argument("--metrics", type=metric_list, default=list(TEXT_METRICS))
     p.add_argument("--format", choices=["table", "markdown", "csv"], default="table")
     p.set_defaults(func=run)
 
@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from capkit.systems import score_systems
 
     results = score_systems(load(args.dataset), args.metrics)
-    rank_by = args.metrics[-1]
+    rank_by = "cider_d" if "cider_d" in args.metrics else args.metrics[-1]
     order = sorted(results, key=lambda s: -results[s][rank_by].corpus)
     rows = [[s, len(results[s][rank_by]), *(results[s][m].corpus for m in args.metrics)]
             for s in order]
