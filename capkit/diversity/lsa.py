@@ -45,8 +45,9 @@ def diversity_from_singular_values(sigma: np.ndarray,
         raise ValueError("diversity needs m >= 2 captions per set (it divides by log m)")
     total = sigma.sum(axis=-1)
     if (total <= 0).any():
-        raise ValueError("a set has only zero singular values (no words in any caption); "
-                         "its diversity is undefined: drop it")
+        raise ValueError("a set has only zero singular values (its captions have no words, or, "
+                         "for Self-CIDEr, only n-grams that every reference document contains, "
+                         "which weigh 0); its diversity is undefined: drop it")
     r = sigma.max(axis=-1) / total
     return 0.0 - np.log(r) / np.log(m), r     # 0.0 - x turns -0.0 into 0.0
 
