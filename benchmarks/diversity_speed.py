@@ -14,17 +14,8 @@ Speed is measured here, not in the unit tests (README, "Exactness and speed").
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
-
-def _median(fn, repeat: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+from capkit.speed import median_time
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,17 +39,17 @@ def main(argv: list[str] | None = None) -> int:
 
     raw = load("diversity_wang_chan")
     tok = args.tokenizer
-    t_df, df = _median(lambda: reference_document_frequencies.__wrapped__(tok), 1)
+    t_df, df = median_time(lambda: reference_document_frequencies.__wrapped__(tok), 1)
     reference_document_frequencies(tok)          # fill the cache for the timed runs
-    t_tok, _ = _median(lambda: caption_sets(raw, tok), args.repeat)
-    t_sc, sc = _median(lambda: self_cider(caption_sets(raw, tok)), args.repeat)
-    t_lsa, lsa = _median(lambda: lsa_diversity(caption_sets(raw, tok)), args.repeat)
-    t_mb, mb = _median(lambda: mbleu(caption_sets(raw, tok)), args.repeat)
+    t_tok, _ = median_time(lambda: caption_sets(raw, tok), args.repeat)
+    t_sc, sc = median_time(lambda: self_cider(caption_sets(raw, tok)), args.repeat)
+    t_lsa, lsa = median_time(lambda: lsa_diversity(caption_sets(raw, tok)), args.repeat)
+    t_mb, mb = median_time(lambda: mbleu(caption_sets(raw, tok)), args.repeat)
 
     def all_three():
         sets = caption_sets(raw, tok)
         return self_cider(sets), lsa_diversity(sets), mbleu(sets)
-    t_all, _ = _median(all_three, args.repeat)
+    t_all, _ = median_time(all_three, args.repeat)
 
     n_img, n_cap = len(raw), sum(map(len, raw.values()))
     print(f"diversity set: {n_img:,} images, {n_cap:,} captions, tokenizer={tok}, "
@@ -78,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
                 for a in range(len(caps)):
                     for b in range(a, len(caps)):
                         cider_d([caps[a]], [[caps[b]]], document_frequency=df, tokenizer=tok)
-        t_pp, _ = _median(per_pair, 1)
+        t_pp, _ = median_time(per_pair, 1)
         rows.append((f"one cider_d per pair, x{n_img / len(ids):.0f} from {len(ids)} images",
                      t_pp * n_img / len(ids), "the authors' loop structure"))
     width = max(len(r[0]) for r in rows)

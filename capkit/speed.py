@@ -22,7 +22,8 @@ from capkit.metrics import bleu, cider_d, prepare, rouge_l
 from capkit.metrics.inputs import CaptionBatch
 
 
-def _median_time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+def median_time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    """Median wall time of `repeat` calls of fn, and its last result."""
     times, out = [], None
     for _ in range(repeat):
         start = time.perf_counter()
@@ -47,29 +48,29 @@ def _reference_side(cands: dict[str, str], refs: dict[str, list[str]], repeat: i
         res = t.tokenize({k: [{"caption": c}] for k, c in cands.items()})
         return gts, res
 
-    t_tok, (gts, res) = _median_time(tok, repeat)
-    t_bleu, b = _median_time(lambda: Bleu(4).compute_score(gts, res, verbose=0), repeat)
-    t_rouge, r = _median_time(lambda: Rouge().compute_score(gts, res), repeat)
-    t_cider, c = _median_time(lambda: Cider().compute_score(gts, res), repeat)
+    t_tok, (gts, res) = median_time(tok, repeat)
+    t_bleu, b = median_time(lambda: Bleu(4).compute_score(gts, res, verbose=0), repeat)
+    t_rouge, r = median_time(lambda: Rouge().compute_score(gts, res), repeat)
+    t_cider, c = median_time(lambda: Cider().compute_score(gts, res), repeat)
     corpus = {"bleu_4": b[0][3], "rouge_l": r[0], "cider_d": c[0]}
     return {"tokenize": t_tok, "bleu": t_bleu, "rouge_l": t_rouge, "cider_d": t_cider}, corpus
 
 
 def _capkit_side(cands: dict[str, str], refs: dict[str, list[str]], repeat: int):
-    t_tok, batch = _median_time(lambda: prepare(cands, refs), repeat)
+    t_tok, batch = median_time(lambda: prepare(cands, refs), repeat)
 
     def fresh() -> CaptionBatch:       # the same tokens, no cached n-gram tables
         return CaptionBatch(batch.candidates, batch.references, batch.ids, batch.tokenizer)
 
-    t_bleu, _ = _median_time(lambda: bleu(fresh()), repeat)
-    t_rouge, _ = _median_time(lambda: rouge_l(fresh()), repeat)
-    t_cider, _ = _median_time(lambda: cider_d(fresh()), repeat)
+    t_bleu, _ = median_time(lambda: bleu(fresh()), repeat)
+    t_rouge, _ = median_time(lambda: rouge_l(fresh()), repeat)
+    t_cider, _ = median_time(lambda: cider_d(fresh()), repeat)
 
     def end_to_end():
         b = prepare(cands, refs)
         return bleu(b), rouge_l(b), cider_d(b)
 
-    t_all, (b, r, c) = _median_time(end_to_end, repeat)
+    t_all, (b, r, c) = median_time(end_to_end, repeat)
     corpus = {"bleu_4": b.corpus, "rouge_l": r.corpus, "cider_d": c.corpus}
     return {"tokenize": t_tok, "bleu": t_bleu, "rouge_l": t_rouge, "cider_d": t_cider,
             "total": t_all}, corpus
@@ -92,7 +93,7 @@ def _reference_meteor(cands: dict[str, str], refs: dict[str, list[str]], repeat:
             scorer.meteor_p.stderr.close()
             del scorer
 
-    return _median_time(run, repeat)
+    return median_time(run, repeat)
 
 
 def _capkit_meteor(cands: dict[str, str], refs: dict[str, list[str]], repeat: int):
@@ -109,7 +110,7 @@ def _capkit_meteor(cands: dict[str, str], refs: dict[str, list[str]], repeat: in
         meteor_module.lexicon.cache_clear()
         return meteor_module.meteor(batch).corpus
 
-    return _median_time(run, repeat)
+    return median_time(run, repeat)
 
 
 def bench_speed(cands: dict[str, str], refs: dict[str, list[str]], repeat: int = 3,
