@@ -2,4 +2,4 @@
 
 Subcommands parse arguments and call library functions; no metric logic lives here.
 """
-COMMANDS = ("score", "systems", "bench", "bench_speed", "diversity", "robustness")
+COMMANDS = ("score", "systems", "bench", "bench_speed", "diversity", "robustness", "train")

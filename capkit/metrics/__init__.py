@@ -11,8 +11,10 @@ from collections.abc import Callable, Sequence
 
 from capkit.metrics.bertscore import bertscore
 from capkit.metrics.bleu import bleu
+from capkit.metrics.bleu_nostop import bleu_1_nostop
 from capkit.metrics.cider import DocumentFrequencies, cider_d, document_frequencies
 from capkit.metrics.clipscore import clipscore, needs_images, refclipscore
+from capkit.metrics.i2ce import i2ce
 from capkit.metrics.inputs import CaptionBatch, align, prepare
 from capkit.metrics.mean_glove import mean_glove
 from capkit.metrics.meteor import meteor
@@ -35,15 +37,18 @@ METRICS: dict[str, Callable[..., Scores]] = {
     "bertscore": bertscore,       # all-MiniLM-L6-v2, layer 5, F (offline bundle)
     # the CLIPScore paper's BERTScore (needs the roberta-large weights from the hub)
     "bertscore_roberta_large": functools.partial(bertscore, model="roberta-large"),
+    "bleu_1_nostop": bleu_1_nostop,   # I2CE paper's B@1*: BLEU-1 with stop words removed
+    "i2ce": i2ce,                 # I2CE: GRU auto-encoder trained by capkit (shipped checkpoint)
+    "i2ce_mean": functools.partial(i2ce, aggregate="mean"),
     "clipscore": clipscore,       # needs images; ViT-B/32 from the hub or $CAPKIT_CLIP_MODEL
     "refclipscore": refclipscore,
 }
 IMAGE_METRICS = ("clipscore", "refclipscore")
 CLASSIC = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
 # metrics that take a tokenised CaptionBatch, so several of them share one tokenisation
-TEXT_METRICS = CLASSIC + ("meteor",)
+TEXT_METRICS = CLASSIC + ("meteor", "bleu_1_nostop")
 # what `capkit bench` and `make demo` run by default: every metric that needs no download
-DEFAULT_BENCH = TEXT_METRICS + ("spice_lite", "mean_glove")
+DEFAULT_BENCH = TEXT_METRICS + ("spice_lite", "mean_glove", "i2ce")
 
 
 def get_metric(name: str) -> Callable[..., Scores]:
@@ -90,7 +95,7 @@ def score(candidates, references=None, metrics: Sequence[str] = CLASSIC,
     return out
 
 
-__all__ = ["METRICS", "CLASSIC", "DEFAULT_BENCH", "TEXT_METRICS", "IMAGE_METRICS", "bertscore",
+__all__ = ["METRICS", "CLASSIC", "DEFAULT_BENCH", "TEXT_METRICS", "IMAGE_METRICS", "bertscore", "bleu_1_nostop", "i2ce",
            "clipscore", "mean_glove", "meteor", "needs_images", "refclipscore", "spice", "spice_lite",
            "Scores", "CaptionBatch", "DocumentFrequencies", "bleu",
            "cider_d", "document_frequencies", "get_metric", "prepare", "rouge_l", "score"]

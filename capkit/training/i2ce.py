@@ -1,0 +1,242 @@
+"""Training the I2CE auto-encoder: two stages, held-out reconstruction, checkpoints, resume.
+
+    result = train_i2ce("small", out="capkit/models/weights/i2ce_small.safetensors", seed=0)
+
+is what ``capkit train i2ce --preset small`` runs, and how the shipped checkpoint was made.
+
+Schedule (the paper's, with the corpora capkit has; ``capkit.training.corpus``):
+
+* stage 1, a broad corpus: Flickr8k train-split captions (the paper: ~100k general English
+  sentences of the Anki Spanish-English corpus); stage 2, adaptation: COCO captions of the
+  Karpathy-test images no benchmark uses (the paper: MSCOCO-C5 references);
+* the vocabulary (``capkit.models.i2ce.build_vocabulary``) comes from both stages' training
+  captions before stage 1, so the decoder's output layer is the same in both stages;
+* loss: cross-entropy of teacher-forced next-token prediction of ``w_1 .. w_n <eos>`` (padding
+  ignored); Adam (a fresh optimiser per stage), gradient norm clipped at 1; length-bucketed
+  batches in a seeded order that depends only on (seed, stage, epoch), so a resumed run sees
+  the same batches as an uninterrupted one;
+* after every epoch: held-out reconstruction (greedy decoding from the intrinsic vector) as
+  token accuracy (position by position, up to and including ``<eos>``) and exact-match rate,
+  then the training state is written atomically to ``workdir/state.pt`` (``resume=True``
+  continues from it).
+
+Reproducible: the same seed, preset, schedule and thread count give the same checkpoint bytes
+on a CPU (deterministic algorithms, fixed thread count, no dropout, metadata without times).
+Explained in notebooks/06_intrinsic_i2ce.ipynb, section "Training".
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from capkit.models.i2ce import (
+    BOS, EOS, I2CE, PAD, AutoEncoder, build_vocabulary, embedding_matrix, get_config, pad_batch,
+    tokenize,
+)
+from capkit.training.corpus import STAGES, TrainingCorpus, training_corpus
+
+
+@dataclass(frozen=True)
+class Schedule:
+    epochs: tuple[int, int]                    # stage 1, stage 2
+    batch_size: int = 64
+    lr: float = 1e-3
+    clip: float = 1.0
+    min_count: int = 1                         # vocabulary: words seen at least this often
+    max_train: tuple[int | None, int | None] = (None, None)   # first N captions per stage
+    max_val: int = 1000                        # held-out captions evaluated per stage
+
+
+# tiny: ~1 minute on one CPU thread (the notebook's small mode); small: the shipped checkpoint,
+# ~15 minutes; paper: the TF tutorial's Adam default and epoch count, hours on a CPU
+SCHEDULES = {
+    "tiny": Schedule(epochs=(2, 2), lr=5e-3, max_train=(24000, 4000), max_val=500),
+    "small": Schedule(epochs=(4, 3), lr=3e-3),
+    "paper": Schedule(epochs=(10, 10), lr=1e-3),
+}
+
+
+@dataclass
+class TrainResult:
+    model: I2CE
+    history: list[dict]          # one row per epoch: stage, epoch, train_loss, val_* ...
+    path: Path | None            # the safetensors checkpoint, if ``out`` was given
+    sha256: str | None
+
+    @property
+    def final(self) -> dict:
+        return self.history[-1]
+
+
+@contextlib.contextmanager
+def deterministic(threads: int):
+    """Fixed thread count and deterministic kernels, restored afterwards."""
+    old_threads, old_det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(int(threads))
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old_threads)
+        torch.use_deterministic_algorithms(old_det)
+
+
+def batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Shuffle, sort chunks of 50 batches by length (less padding), shuffle the batches."""
+    order = rng.permutation(len(lengths))
+    chunk = 50 * batch_size
+    out = []
+    for start in range(0, len(order), chunk):
+        part = order[start:start + chunk]
+        part = part[np.argsort(lengths[part], kind="stable")]
+        out += [part[i:i + batch_size] for i in range(0, len(part), batch_size)]
+    return [out[i] for i in rng.permutation(len(out))]
+
+
+def make_batch(ids: list[list[int]], rows, device: str = "cpu"):
+    """Source (B, S), lengths (B,), decoder input <bos> w (B, T), target w <eos> (B, T)."""
+    src, lengths = pad_batch([ids[i] for i in rows], device)
+    tgt = torch.cat([src, torch.full((len(rows), 1), PAD, dtype=torch.long, device=device)], 1)
+    tgt[torch.arange(len(rows)), lengths] = EOS                            # (B, S + 1)
+    tgt_in = torch.cat([torch.full((len(rows), 1), BOS, dtype=torch.long, device=device),
+                        src], 1)                                           # (B, S + 1)
+    return src, lengths, tgt_in, tgt
+
+
+def loss_fn(model: AutoEncoder, src, lengths, tgt_in, tgt) -> tuple[torch.Tensor, int]:
+    """Mean cross-entropy over the non-padding target tokens, and their number."""
+    states, _ = model(src, lengths, tgt_in)                                # (B, T, H)
+    mask = tgt != PAD                                                      # (B, T)
+    logits = model.decoder.out(states[mask])                               # (N, n_out)
+    return nn.functional.cross_entropy(logits, model.targets(tgt[mask])), int(mask.sum())
+
+
+@torch.no_grad()
+def reconstruction(model: AutoEncoder, ids: list[list[int]], batch_size: int = 256) -> dict:
+    """Held-out loss (teacher forcing), token accuracy and exact-match rate (greedy)."""
+    model.eval()
+    loss_sum = n_tok = correct = exact = 0.0
+    for start in range(0, len(ids), batch_size):
+        rows = np.arange(start, min(start + batch_size, len(ids)))
+        src, lengths, tgt_in, tgt = make_batch(ids, rows)
+        loss, n = loss_fn(model, src, lengths, tgt_in, tgt)
+        loss_sum += float(loss) * n
+        mask = tgt != PAD                                                  # (B, T)
+        pred, _ = model.greedy(src, lengths, tgt.size(1) - 1)              # (B, T)
+        hit = (pred == model.targets(tgt)) & mask
+        n_tok += int(mask.sum())
+        correct += int(hit.sum())
+        exact += int((hit.sum(1) == mask.sum(1)).sum())
+    return {"val_loss": loss_sum / n_tok, "token_accuracy": correct / n_tok,
+            "exact_match": exact / len(ids)}
+
+
+def _encode_stage(vocab, texts: list[str], max_len: int, limit: int | None) -> list[list[int]]:
+    texts = texts if limit is None else texts[:limit]
+    return [vocab.ids(t)[:max_len] for t in tokenize(texts)]
+
+
+def _atomic_save(obj, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def train_i2ce(preset: str = "small", *, out: str | Path | None = None,
+               workdir: str | Path | None = None, seed: int = 0, threads: int = 1,
+               schedule: Schedule | None = None, glove: str | Path | None = None,
+               corpus: TrainingCorpus | None = None, resume: bool = False,
+               model_config: dict | None = None, progress: bool = False) -> TrainResult:
+    """Train an I2CE auto-encoder (see the module docstring); returns the model and history.
+
+    ``preset``: ``tiny`` / ``small`` / ``paper`` (sizes: ``capkit.models.i2ce.PRESETS``; default
+    schedule: ``SCHEDULES[preset]``). ``out``: where to write the safetensors checkpoint.
+    ``workdir``: where the per-epoch training state goes (needed for ``resume``).
+    ``glove``: a GloVe text file (default: the offline 50-d bundle). ``model_config``: fields of
+    the preset's ``I2CEConfig`` to change, e.g. ``{"attention": 0}`` (the no-attention ablation).
+    """
+    from capkit.models.glove import load_glove
+    from tqdm.auto import tqdm
+    schedule = schedule or SCHEDULES.get(preset, SCHEDULES["small"])
+    if resume and workdir is None:
+        raise ValueError("resume=True needs the workdir= of the interrupted run")
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, got {threads!r}")
+    with deterministic(threads):
+        corpus = corpus or training_corpus(seed)
+        vectors = load_glove(glove)
+        train_tok = [tokenize(corpus.texts[s]["train"][:n])
+                     for s, n in zip(STAGES, schedule.max_train)]
+        vocab = build_vocabulary(train_tok[0] + train_tok[1], vectors, schedule.min_count)
+        cfg = get_config(preset, **(model_config or {}), vocab_size=len(vocab),
+                         embed_dim=vectors.dim)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = AutoEncoder(cfg, embedding_matrix(vocab, vectors, seed))
+        data = {s: (_encode_stage(vocab, corpus.texts[s]["train"], cfg.max_len, n),
+                    _encode_stage(vocab, corpus.texts[s]["val"], cfg.max_len, schedule.max_val))
+                for s, n in zip(STAGES, schedule.max_train)}
+        recipe = {"preset": preset, "seed": seed, "threads": threads,
+                  "schedule": dataclasses.asdict(schedule), "glove": vectors.source,
+                  "vocab_size": len(vocab), **({"model_config": model_config} if model_config
+                                               else {})}
+        state_path = None if workdir is None else Path(workdir) / "state.pt"
+        history: list[dict] = []
+        done, state, optimizer = 0, None, None        # done: epochs finished over both stages
+        if resume and state_path.is_file():
+            state = torch.load(state_path, weights_only=False)
+            if state["recipe"] != recipe:
+                raise ValueError(f"{state_path} was written by another recipe "
+                                 f"({state['recipe']}); use a new workdir or the same options")
+            model.load_state_dict(state["model"])
+            history, done = state["history"], state["done"]
+        plan = [(s, e) for s, n in zip(STAGES, schedule.epochs) for e in range(n)]
+        for k, (stage, epoch) in enumerate(plan):
+            if k < done:
+                continue
+            if optimizer is None or epoch == 0:          # a fresh Adam for each stage
+                optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad],
+                                             lr=schedule.lr)
+                if state is not None and epoch > 0:      # resumed in the middle of a stage
+                    optimizer.load_state_dict(state["optimizer"])
+                state = None
+            train_ids, val_ids = data[stage]
+            lengths = np.array([len(x) for x in train_ids])
+            rng = np.random.default_rng([seed, STAGES.index(stage), epoch])
+            model.train()
+            total = n_tok = 0.0
+            for rows in tqdm(batches(lengths, schedule.batch_size, rng), disable=not progress,
+                             desc=f"{stage} epoch {epoch + 1}", unit="batch", leave=False):
+                loss, n = loss_fn(model, *make_batch(train_ids, rows))
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), schedule.clip)
+                optimizer.step()
+                total += float(loss.detach()) * n
+                n_tok += n
+            row = {"stage": stage, "epoch": epoch + 1, "train_loss": total / n_tok}
+            row.update(reconstruction(model, val_ids))
+            for other in STAGES:                     # both held-out sets, to watch forgetting
+                if other != stage:
+                    row.update({f"{other}_{k}": v for k, v in
+                                reconstruction(model, data[other][1]).items()})
+            history.append(row)
+            if state_path is not None:
+                state_path.parent.mkdir(parents=True, exist_ok=True)
+                _atomic_save({"recipe": recipe, "model": model.state_dict(),
+                              "optimizer": optimizer.state_dict(), "history": history,
+                              "done": k + 1}, state_path)
+        meta = {**recipe, "glove_path": None if glove is None else str(glove),
+                "history": history, "corpus": corpus.protocol,
+                "command": (f"capkit train i2ce --preset {preset} --seed {seed} "
+                            f"--threads {threads}")}
+        result = I2CE(model.eval(), vocab, meta)
+        sha = result.save(out) if out is not None else None
+    return TrainResult(result, history, None if out is None else Path(out), sha)
