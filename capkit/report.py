@@ -13,8 +13,9 @@ def _cell(value: object, digits: int) -> str:
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], fmt: str = "table",
-                 digits: int = 4) -> str:
-    """Render rows as an aligned text table, a Markdown table or CSV."""
+                 digits: int = 4, left: int = 1) -> str:
+    """Render rows as an aligned text table, a Markdown table or CSV (``left``: how many leading
+    columns are text, aligned left; the rest are aligned right)."""
     cells = [[_cell(v, digits) for v in row] for row in rows]
     if fmt == "csv":
         buf = io.StringIO()
@@ -31,6 +32,6 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], fmt: 
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
               for i, h in enumerate(headers)]
     def line(values):
-        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w)
+        return "  ".join(v.ljust(w) if i < left else v.rjust(w)
                          for i, (v, w) in enumerate(zip(values, widths)))
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, cells)])

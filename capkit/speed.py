@@ -100,7 +100,7 @@ def _capkit_meteor(cands: dict[str, str], refs: dict[str, list[str]], repeat: in
     """capkit's METEOR from a cold start (resources reloaded from the binary cache)."""
     import importlib
 
-    from capkit.metrics.meteor_resources import load_resources
+    from capkit.metrics.meteor.resources import load_resources
     meteor_module = importlib.import_module("capkit.metrics.meteor")   # the module, not the fn
     batch = prepare(cands, refs)
     load_resources()                      # builds the binary cache if this machine has none
@@ -132,3 +132,49 @@ def bench_speed(cands: dict[str, str], refs: dict[str, list[str]], repeat: int =
         rows.append(("meteor", t_ref, t_cap, t_ref / t_cap))
         out["meteor_corpus_diff"] = float(abs(m_ref - m_cap))
     return out
+
+
+# what a pycocoevalcap user runs as a script: read the two files, tokenise, BLEU-4 + ROUGE-L + CIDEr-D
+_PYCOCOEVALCAP_SCRIPT = """
+import json, sys
+from pycocoevalcap.bleu.bleu import Bleu
+from pycocoevalcap.cider.cider import Cider
+from pycocoevalcap.rouge.rouge import Rouge
+from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+cands, refs = (json.load(open(p)) for p in sys.argv[1:3])
+t = PTBTokenizer()
+gts = t.tokenize({k: [{"caption": c} for c in refs[k]] for k in cands})
+res = t.tokenize({k: [{"caption": c}] for k, c in cands.items()})
+b, r, c = (m.compute_score(gts, res)[0] for m in (Bleu(4), Rouge(), Cider()))
+print(json.dumps({"bleu_4": b[3], "rouge_l": r, "cider_d": c}))
+"""
+
+
+def _run(command: list[str]) -> str:
+    import subprocess
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:4])} ... failed: {done.stderr.strip()[-500:]}")
+    return done.stdout
+
+
+def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -> dict:
+    """Wall time of a whole process on each side, start-up and file reading included.
+
+    capkit: ``python -m capkit score --metrics bleu_4,rouge_l,cider_d --format json``;
+    pycocoevalcap: a script reading the same files, its PTBTokenizer (Java) and the three scorers.
+    Returns both medians, the ratio and the largest corpus-score difference.
+    """
+    import json
+    import sys
+    ours = [sys.executable, "-m", "capkit", "score", "--candidates", str(candidates_path),
+            "--references", str(references_path), "--metrics", "bleu_4,rouge_l,cider_d",
+            "--format", "json"]
+    theirs = [sys.executable, "-c", _PYCOCOEVALCAP_SCRIPT, str(candidates_path),
+              str(references_path)]
+    t_ours, out_ours = median_time(lambda: _run(ours), repeat)
+    t_theirs, out_theirs = median_time(lambda: _run(theirs), repeat)
+    a = {m: v["corpus"] for m, v in json.loads(out_ours)["metrics"].items()}
+    b = json.loads(out_theirs)
+    return {"capkit_s": t_ours, "pycocoevalcap_s": t_theirs, "ratio": t_theirs / t_ours,
+            "max_corpus_diff": max(abs(a[m] - b[m]) for m in b)}

@@ -4,19 +4,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from capkit.data.schema import SystemCaptions
-from capkit.metrics import CLASSIC, score
+from capkit.metrics import Scorer
 from capkit.scores import Scores
 
 
-def score_systems(corpus: SystemCaptions, metrics: Sequence[str] = CLASSIC,
+def score_systems(corpus: SystemCaptions, metrics: Sequence[str] | None = None,
                   tokenizer: str = "ptb") -> dict[str, dict[str, Scores]]:
     """``{system: {metric: Scores}}``; each system is scored on the images it has captions for.
 
     CIDEr-D's document frequencies therefore come from those images' references, exactly as
     when pycocoevalcap is run on that system's results file.
     """
+    scorer = Scorer(metrics, tokenizer=tokenizer)          # default: the "classic" suite
     out = {}
     for system, captions in corpus.systems.items():
         refs = {image: corpus.references[image] for image in captions}
-        out[system] = score(captions, refs, metrics, tokenizer)
+        out[system] = scorer.score(captions, refs)
     return out

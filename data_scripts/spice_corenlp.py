@@ -80,7 +80,7 @@ def install(archive: Path, dest: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from capkit.metrics.spice import corenlp_dir
+    from capkit.metrics.spice.official import corenlp_dir
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--zip", type=Path, help=f"a downloaded {INNER}.zip (skips the download)")
     p.add_argument("--dest", type=Path, help="folder for the two jars (default: SPICE's)")

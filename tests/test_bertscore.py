@@ -140,7 +140,9 @@ def test_user_errors_say_what_to_do():
         bertscore(CANDS, REFS, model="tiny-bert", idf={"a": 1.0})
     with pytest.raises(ValueError, match="layer must be an integer"):
         bertscore(CANDS, REFS, model="tiny-bert", layer=9)
+    with pytest.warns(UserWarning, match="1 candidate.*empty"):    # bert_score: 0, a warning
+        assert bertscore(["  "], [["a dog"]], model="tiny-bert").per_caption[0] == 0.0
     with pytest.raises(ValueError, match="empty or whitespace-only"):
-        bertscore(["  "], [["a dog"]], model="tiny-bert")
+        bertscore(["a dog"], [["  "]], model="tiny-bert")
     with pytest.raises(ValueError, match="at least one text"):
         idf_table([], "tiny-bert")

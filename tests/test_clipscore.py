@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from capkit.metrics.clipscore import PROMPT, clipscore, needs_images, refclipscore
+from capkit.metrics import get_spec
+from capkit.metrics.clipscore import PROMPT, clipscore, refclipscore
 from capkit.models.presets import load_model
 from capkit.models.protocol import UNTRAINED
 
@@ -148,8 +149,9 @@ def test_user_errors_say_what_to_do(real_images):
         refclipscore(["a dog"], [[]], images=[path], model="tiny-clip")
     with pytest.raises(ValueError, match="is a text model"):
         clipscore(["a dog"], images=[path], model="minilm")
-    assert needs_images(clipscore) and needs_images(refclipscore)
-    assert not needs_images(load_model)
+    assert get_spec("clipscore").images and get_spec("refclipscore").images
+    assert not get_spec("clipscore").references and get_spec("refclipscore").references
+    assert not get_spec(load_model).images
 
 
 def test_cli_scores_with_images(real_images, tmp_path, monkeypatch, capsys):

@@ -13,8 +13,10 @@ from capkit.metrics.bleu_nostop import bleu_1_nostop, bleu_nostop  # noqa: E402
 from capkit.metrics.i2ce import i2ce  # noqa: E402
 from capkit.models.glove import GloVe  # noqa: E402
 from capkit.models.i2ce import (  # noqa: E402
-    BOS, EOS, PAD, SPECIALS, UNK, AutoEncoder, I2CE, Vocabulary, build_vocabulary,
-    embedding_matrix, get_config, load_i2ce, pad_batch, read_checkpoint, shipped_path,
+    AutoEncoder, I2CE, get_config, load_i2ce, pad_batch, read_checkpoint, shipped_path,
+)
+from capkit.models.i2ce_vocab import (  # noqa: E402
+    BOS, EOS, PAD, SPECIALS, UNK, Vocabulary, build_vocabulary, embedding_matrix,
 )
 
 WORDS = ("a man dog woman child runs sits on the grass beach street red blue ball plays "

@@ -211,7 +211,7 @@ def test_user_metric_from_a_file_runs_through_benchmark(toy_data, user_module):
     assert table[0] == "benchmark,metric,statistic,n,value,CI,published,diff" and len(table) == 5
 
 
-@pytest.mark.parametrize("fn,message", [("too_short", r"returned 39 scores for the 40 candidates"),
+@pytest.mark.parametrize("fn,message", [("too_short", r"returned 39 scores for 40 candidates"),
                                         ("with_nan", r"returned 1 NaN or infinite scores")])
 def test_bad_user_metric_gets_a_clear_error(toy_data, user_module, fn, message):
     with pytest.raises(ValueError, match=message) as err:

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from capkit.metrics.meteor import (STATS, corpus_stats, lexicon, meteor, meteor_from_stats,
+from capkit.metrics.meteor.metric import (STATS, corpus_stats, lexicon, meteor, meteor_from_stats,
                                    python_meteor_stats)
-from capkit.metrics.meteor_normalize import english_stemmer, java_hash, normalize_line
+from capkit.metrics.meteor.normalize import english_stemmer, java_hash, normalize_line
 
 HAS_JAVA = shutil.which("java") is not None
 HAS_DEPS = all(importlib.util.find_spec(m) is not None
@@ -120,7 +120,7 @@ def test_long_lines_take_the_one_pair_path():
 
 def test_array_search_equals_the_one_pair_reference(shared_data, lex):
     from capkit.data import load
-    from capkit.metrics.meteor import _pair_stats, _segments
+    from capkit.metrics.meteor.metric import _pair_stats, _segments
     corpus = load("coco_karpathy_test")
     ids = list(corpus.systems["zs_zerocap"])[:60]
     hyps = [corpus.systems["zs_zerocap"][i].lower() for i in ids]
@@ -156,10 +156,10 @@ def test_each_caption_is_scored_on_its_own(items):
 def test_user_errors_say_what_to_do(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="choose 'python'"):
         meteor(["a"], [["a"]], backend="c++")
-    from capkit.metrics.meteor_resources import meteor_files
+    from capkit.metrics.meteor.resources import meteor_files
     with pytest.raises(FileNotFoundError, match="pycocoevalcap==1.2"):
         meteor_files(tmp_path)
-    from capkit.metrics.meteor_java import find_java
+    from capkit.metrics.meteor.java import find_java
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("CAPKIT_JAVA", raising=False)
     with pytest.raises(FileNotFoundError, match="backend='python'"):
@@ -167,7 +167,7 @@ def test_user_errors_say_what_to_do(tmp_path, monkeypatch):
 
 
 def test_cache_file_is_written_atomically(tmp_path, monkeypatch):
-    from capkit.metrics import meteor_resources as R
+    from capkit.metrics.meteor import resources as R
     monkeypatch.setenv(R.CACHE_ENV, str(tmp_path))
     jar, table = R.meteor_files()
     path = R._cache_path(jar, table)
@@ -189,7 +189,7 @@ def test_java_backend_equals_python_backend():
                                             ["a line\rbreak"], ["a cafe"]]
     j = meteor(cands, refs, backend="java", tokenizer="split")
     p = meteor(cands, refs, tokenizer="split")
-    from capkit.metrics.meteor_java import java_backend
+    from capkit.metrics.meteor.java import java_backend
     assert "-Duser.language=en" in java_backend().command      # never the user's locale
     np.testing.assert_array_equal(j.parts["stats"], p.parts["stats"])
     np.testing.assert_allclose(j.per_caption, p.per_caption, rtol=0, atol=1e-15)
@@ -206,7 +206,7 @@ def _fake_java(tmp_path, body: str) -> str:
 
 def test_java_process_command_timeout_and_crash(tmp_path):
     """The protocol around the JVM, with stand-ins for java (no JVM needed)."""
-    from capkit.metrics.meteor_java import JavaMeteor
+    from capkit.metrics.meteor.java import JavaMeteor
     with JavaMeteor(java=_fake_java(tmp_path, "exec sleep 30"), timeout=0.5) as jm:
         assert jm.command[1:3] == ["-Xmx2G", "-Duser.language=en"]
         assert jm.command[-6:] == ["-", "-", "-stdio", "-l", "en", "-norm"]

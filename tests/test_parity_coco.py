@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from capkit.data import load
-from capkit.metrics import CLASSIC
+from capkit.metrics import suite
+
+CLASSIC = suite("classic")
 from capkit.systems import score_systems
 from reference_metrics import reference_scores
 

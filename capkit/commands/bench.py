@@ -14,11 +14,12 @@ def _benchmark_list(text: str) -> list[str]:
 
 
 def register(sub) -> None:
-    from capkit.metrics import DEFAULT_BENCH
+    from capkit.metrics import suite
+    default = suite("bench")
     p = sub.add_parser("bench", help="correlation of metrics with human judgments, with CIs")
-    p.add_argument("--metrics", type=metric_list, default=list(DEFAULT_BENCH),
+    p.add_argument("--metrics", type=metric_list, default=list(default),
                    help="comma-separated names or module:function (default: "
-                        + ",".join(DEFAULT_BENCH) + ")")
+                        + ",".join(default) + "; `capkit metrics` lists them all)")
     p.add_argument("--benchmarks", type=_benchmark_list, default="all",
                    help="comma-separated, or 'all': flickr8k_expert, flickr8k_cf, composite, "
                         "pascal50s, thumb, nebula, capeval1k")

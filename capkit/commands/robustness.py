@@ -20,11 +20,11 @@ def transform_list(text: str) -> list[str]:
 
 
 def register(sub) -> None:
-    from capkit.metrics import CLASSIC
+    from capkit.metrics import suite
     from capkit.robustness import ROBUSTNESS_DATASETS
     p = sub.add_parser("robustness", help="robustness of metrics to pathological captions "
                        "(AUC of the normalised score over the transformation strength)")
-    p.add_argument("--metrics", type=metric_list, default=list(CLASSIC),
+    p.add_argument("--metrics", type=metric_list, default=list(suite("classic")),
                    help="comma-separated names, or module:function for your own metric")
     p.add_argument("--transforms", type=transform_list, default=["RC", "WP", "RW"],
                    help="comma-separated codes: RC,WP,RW (Cui et al.), KS,RR,SO,HN (UMIC), SS")

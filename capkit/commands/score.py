@@ -10,13 +10,13 @@ from capkit.report import format_table
 
 
 def register(sub) -> None:
-    from capkit.metrics import CLASSIC
+    from capkit.metrics import suite
     p = sub.add_parser("score", help="score a candidates file against a references file")
     p.add_argument("--candidates", required=True,
                    help="{id: caption} JSON or a COCO results list")
     p.add_argument("--references", required=True,
                    help="{id: [captions]} JSON or a COCO annotations file")
-    p.add_argument("--metrics", type=metric_list, default=list(CLASSIC),
+    p.add_argument("--metrics", type=metric_list, default=list(suite("classic")),
                    help="comma-separated names, or module:function for your own metric")
     p.add_argument("--format", choices=["json", "csv", "table", "markdown"], default="table")
     p.add_argument("--tokenizer", choices=["ptb", "split"], default="ptb")
@@ -28,21 +28,18 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from capkit.caption_files import read_candidates, read_references
-    from capkit.metrics import get_metric, score
-    from capkit.metrics.clipscore import needs_images
+    from capkit.metrics import Scorer, resolve
 
-    cands, refs = read_candidates(args.candidates), read_references(args.references)
-    image_metrics = [m for m in args.metrics if needs_images(get_metric(m))]
+    specs = resolve(args.metrics)
+    image_metrics = [name for name, spec in specs.items() if spec.images]
     if image_metrics and args.images is None:
         raise ValueError(f"{', '.join(image_metrics)} score captions against images: add "
                          "--images DIR (a folder of <id>.jpg files)")
-    text_metrics = [m for m in args.metrics if m not in image_metrics]
-    results = score(cands, refs, text_metrics, tokenizer=args.tokenizer) if text_metrics else {}
-    for name in image_metrics:
-        fn = get_metric(name)
-        shown = {"progress": True} if "progress" in inspect.signature(fn).parameters else {}
-        results[name] = fn(cands, refs, images=args.images, **shown)
-    results = {name: results[name] for name in args.metrics}
+    cands, refs = read_candidates(args.candidates), read_references(args.references)
+    options = {name: {"progress": True} for name, spec in specs.items()
+               if "progress" in inspect.signature(spec.function).parameters}
+    results = Scorer(specs, tokenizer=args.tokenizer, options=options).score(
+        cands, refs, images=args.images)
     if args.format == "json":
         out = {"metrics": {name: {"corpus": s.corpus, "per_caption": s.by_id()}
                            for name, s in results.items()},

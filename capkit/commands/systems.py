@@ -8,11 +8,11 @@ from capkit.report import format_table
 
 
 def register(sub) -> None:
-    from capkit.metrics import TEXT_METRICS
+    from capkit.metrics import suite
     p = sub.add_parser("systems", help="corpus scores of every system of a dataset")
     p.add_argument("--dataset", default="coco_karpathy_test",
                    choices=["coco_karpathy_test", "flickr30k_test"])
-    p.add_argument("--metrics", type=metric_list, default=list(TEXT_METRICS))
+    p.add_argument("--metrics", type=metric_list, default=list(suite("systems")))
     p.add_argument("--format", choices=["table", "markdown", "csv"], default="table")
     p.set_defaults(func=run)
 

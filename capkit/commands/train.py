@@ -25,7 +25,7 @@ def _epochs(text: str) -> tuple[int, int]:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("train", help="train a learned metric's model (i2ce)")
+    p = sub.add_parser("train", help="train a learned metric's model and write its checkpoint")
     models = p.add_subparsers(dest="model", required=True)
     q = models.add_parser("i2ce", help="the I2CE sentence auto-encoder (two stages, "
                           "benchmark images held out)")

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from capkit.meta_eval.protocols import ALL, Protocol, get_protocol
-from capkit.metrics.clipscore import needs_images
 from capkit.meta_eval.published import published
 from capkit.meta_eval.stats import (
     CategoryAccuracy, PairedComparison, bootstrap_ci, pair_credit, paired_bootstrap, row_statistic,
@@ -31,7 +30,6 @@ from capkit.scores import Scores
 # then take ~40 s on 2 cores, ~26 s of it bootstrap (the weighted Kendall in kendall.py)
 DEFAULT_N_BOOT = 1000
 SYSTEM_STATISTICS = ("pearson", "kendall_tau_b")
-NGRAM_METRICS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "cider_d")
 
 
 @dataclass(frozen=True)
@@ -106,84 +104,16 @@ class BenchResults:
 
 # ----------------------------------------------------------------------------- metrics
 
-def resolve_metrics(metrics) -> dict[str, Callable]:
-    """A name, a callable, a list of names/callables, or {name: callable} -> {name: callable}."""
-    from capkit.metrics import get_metric
-    if isinstance(metrics, Mapping):
-        pairs = [(str(k), get_metric(v) if isinstance(v, str) else v) for k, v in metrics.items()]
-    else:
-        if isinstance(metrics, str) or callable(metrics):
-            metrics = [metrics]
-        pairs = [(m, get_metric(m)) if isinstance(m, str) else (_name_of(m), m) for m in metrics]
-    out: dict[str, Callable] = {}
-    for name, fn in pairs:
-        if not callable(fn):
-            raise ValueError(f"metric {name!r} is not callable; give a name, a function "
-                             "fn(candidates, references) or {name: function}")
-        if name in out:
-            raise ValueError(f"two metrics are named {name!r}; pass a dict {{name: function}} to "
-                             "name them apart")
-        out[name] = fn
-    if not out:
-        raise ValueError("no metric given; e.g. benchmark(['bleu_4', 'cider_d'])")
-    return out
-
-
-def _name_of(fn: Callable) -> str:
-    inner = getattr(fn, "func", fn)          # functools.partial
-    return getattr(inner, "__name__", None) or type(fn).__name__
-
-
-def _is_builtin_text_metric(fn: Callable, names: Sequence[str] | None = None) -> bool:
-    from capkit.metrics import METRICS, TEXT_METRICS
-    return any(fn is METRICS[name] for name in (names or TEXT_METRICS))
-
-
-def score_items(fns: dict[str, Callable], candidates: list[str], references: list[list[str]],
-                benchmark: str, tokenizer: str = "ptb",
-                image_paths: list[str] | None = None) -> dict[str, Scores]:
-    """Every metric on the same items; built-in text metrics share one tokenised batch; image
-    metrics also receive ``images=image_paths`` (one path per candidate)."""
-    from capkit.metrics import needs_images, prepare
-    batch, out = None, {}
-    for name, fn in fns.items():
-        if needs_images(fn):
-            scores = _as_checked_scores(name, fn(list(candidates), [list(r) for r in references],
-                                                 images=image_paths), benchmark)
-        elif _is_builtin_text_metric(fn):
-            if batch is None:
-                batch = prepare(candidates, references, tokenizer)
-                if sum(_is_builtin_text_metric(f, NGRAM_METRICS) for f in fns.values()) > 1:
-                    batch.ngrams(4)       # BLEU-1..4 and CIDEr-D then share one n-gram index
-            scores = fn(batch)
-        else:
-            scores = _as_checked_scores(name, fn(list(candidates), [list(r) for r in references]),
-                                        benchmark)
-        _check_scores(name, scores, candidates, benchmark)
-        out[name] = scores
-    return out
-
-
-def _as_checked_scores(name: str, values, benchmark: str) -> Scores:
-    from capkit.scores import as_scores
+def score_items(specs, candidates: list[str], references: list[list[str]], benchmark: str,
+                tokenizer: str = "ptb", image_paths: list[str] | None = None) -> dict[str, Scores]:
+    """Every metric on the same items through the one scorer (``capkit.metrics.Scorer``); image
+    metrics receive ``images=image_paths`` (one path per candidate)."""
+    from capkit.metrics import Scorer
     try:
-        return as_scores(name, values)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"metric {name!r} on benchmark {benchmark!r}: {err}") from None
-
-
-def _check_scores(name: str, scores: Scores, candidates: list[str], benchmark: str) -> None:
-    values = np.asarray(scores.per_caption, dtype=np.float64)
-    if values.shape != (len(candidates),):
-        raise ValueError(f"metric {name!r} returned {values.size} scores for the "
-                         f"{len(candidates)} candidates of benchmark {benchmark!r}; it must "
-                         "return one score per candidate, aligned with the candidates by position")
-    bad = np.flatnonzero(~np.isfinite(values))
-    if len(bad):
-        raise ValueError(f"metric {name!r} returned {len(bad)} NaN or infinite scores on "
-                         f"benchmark {benchmark!r} (first: candidate {bad[0]}, "
-                         f"{candidates[bad[0]]!r}); it must return a finite score for every "
-                         "candidate")
+        return Scorer(specs, tokenizer=tokenizer).score(candidates, references,
+                                                        images=image_paths)
+    except ValueError as err:
+        raise ValueError(f"benchmark {benchmark!r}: {err}") from None
 
 
 # ----------------------------------------------------------------------------- benchmarks
@@ -269,12 +199,14 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
     ``n_boot`` resamples of the images give the 95% interval; ``seed`` fixes them (and
     PASCAL-50S's tie-breaks when a protocol uses ``ties="random"``); every metric sees the same
     resamples. ``tokenizer`` is passed to the built-in text metrics (``"ptb"`` or ``"split"``).
-    Image metrics (``capkit.metrics.needs_images``) run on a benchmark only when ``images`` maps
+    Image metrics (spec ``images=True``) run on a benchmark only when ``images`` maps
     it to a folder holding every one of its images; otherwise the row is skipped and
     ``BenchResults.skipped`` says why (none of the judgment sets ships its images).
     """
     from tqdm.auto import tqdm
-    fns = resolve_metrics(metrics)
+
+    from capkit.metrics import resolve
+    fns = resolve(metrics)
     if isinstance(benchmarks, (str, Protocol)):
         benchmarks = [benchmarks]
     protocols = [get_protocol(b) for b in benchmarks]
@@ -285,7 +217,7 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
             data = load_benchmark(protocol)
             candidates, references = _items(protocol, data)
             paths, why = _image_paths(protocol, data, (images or {}).get(protocol.name))
-            usable = {n: f for n, f in fns.items() if paths is not None or not needs_images(f)}
+            usable = {n: f for n, f in fns.items() if paths is not None or not f.images}
             skipped += [(protocol.name, n, why) for n in fns if n not in usable]
             bar.update(len(fns) - len(usable))
             scored = score_items(usable, candidates, references, protocol.name, tokenizer, paths)
@@ -321,8 +253,9 @@ def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int =
     Paired bootstrap over images (see ``stats.paired_bootstrap``); the difference and its interval
     are x 100 like the benchmark values.
     """
+    from capkit.metrics import resolve
     protocol = get_protocol(benchmark_name)
-    fns = resolve_metrics([metric_a, metric_b])
+    fns = resolve([metric_a, metric_b])
     data = load_benchmark(protocol)
     candidates, references = _items(protocol, data)
     scored = score_items(fns, candidates, references, protocol.name, tokenizer)

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from capkit.metrics.inputs import align
-from capkit.scores import Scores, make_signature
+from capkit.scores import Scores, content_hash, make_signature
 
 # bert_score's layer table for the models capkit names (model2layers); others: the last layer
 DEFAULT_LAYERS = {"minilm": 5, "bert-base": 9, "bert-base-uncased": 9, "roberta-base": 10,
@@ -268,7 +268,7 @@ def bertscore(candidates, references=None, images=None, *, model: object = "mini
         table = idf_from_ids([states[r][0] for r in ref_rows], enc.signature)
         idf_name = f"refs({table.n_docs})"
     elif isinstance(idf, IdfTable):
-        table, idf_name = idf, f"given({idf.n_docs})"
+        table, idf_name = idf, f"given({idf.n_docs})#{content_hash([idf.n_docs, idf.values])}"
     else:
         table, idf_name = None, "no"
     weights = token_weights(states, table, enc.special_ids())

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from capkit.metrics.bleu import bleu
 from capkit.metrics.inputs import CaptionBatch, prepare
-from capkit.scores import Scores, make_signature
+from capkit.scores import Scores, content_hash, make_signature
 
 
 def is_stop(token: str, stop: frozenset[str]) -> bool:
@@ -43,7 +43,7 @@ def bleu_nostop(candidates, references=None, images=None, *, n: int = 1,
     stop = stop_words(stopwords)
     batch = remove_stop_words(prepare(candidates, references, tokenizer), stop)
     s = bleu(batch, n=n)
-    stop_name = stopwords if isinstance(stopwords, str) else "given"
+    stop_name = stopwords if isinstance(stopwords, str) else f"given#{content_hash(stop)}"
     sig = make_signature(f"bleu_{n}_nostop", n=n, stopwords=f"{stop_name}({len(stop)})",
                          bp="closest", smooth="1e-15/1e-9", corpus="pooled", tok=batch.tokenizer)
     return Scores(f"bleu_{n}_nostop", s.per_caption, s.corpus, sig, s.ids, s.parts)

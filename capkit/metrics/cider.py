@@ -19,13 +19,14 @@ Explained in notebooks/01_classic_metrics.ipynb, section "CIDEr-D".
 from __future__ import annotations
 
 from collections.abc import Mapping
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from capkit.metrics.inputs import CaptionBatch, prepare, tokenize
 from capkit.metrics.ngrams import NgramIndex, build_index, lookup, run_starts
-from capkit.scores import Scores, make_signature
+from capkit.scores import Scores, content_hash, make_signature
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,11 @@ class DocumentFrequencies:
     @property
     def log_documents(self) -> float:
         return float(np.log(float(self.n_documents)))
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """``name#hash``: the content hash tells two tables with the same name apart."""
+        return f"{self.name}#{content_hash([self.n_documents, self.counts])}"
 
 
 def document_frequencies(references, *, n: int = 4, tokenizer: str = "ptb",
@@ -85,7 +91,7 @@ def cider_d(candidates, references=None, images=None, *, n: int = 4, sigma: floa
             "a single candidate every n-gram is in every document and every score is 0. Score "
             "more images together, or pass document_frequency=document_frequencies(corpus_refs)")
     per, parts = _cider_arrays(batch, n, sigma, document_frequency)
-    df_name = "corpus" if document_frequency is None else document_frequency.name
+    df_name = "corpus" if document_frequency is None else document_frequency.fingerprint
     sig = make_signature("cider_d", n=n, sigma=sigma, clip="min", df=df_name,
                          tok=batch.tokenizer)
     return Scores("cider_d", per, float(per.mean()), sig, batch.ids, parts)

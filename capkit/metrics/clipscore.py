@@ -33,11 +33,6 @@ CLIP_MODEL_ENV = "CAPKIT_CLIP_MODEL"
 PAPER_MODEL = "clip-vit-b32"
 
 
-def needs_images(fn) -> bool:
-    """Whether a metric function scores captions against images (the CLI and harness ask)."""
-    return bool(getattr(getattr(fn, "func", fn), "needs_images", False))
-
-
 def _candidates(candidates) -> tuple[list[str], tuple[str, ...] | None]:
     if isinstance(candidates, Mapping):
         ids = tuple(str(i) for i in candidates)
@@ -145,5 +140,3 @@ def refclipscore(candidates, references=None, images=None, *, model: object = No
                   ids, parts)
 
 
-clipscore.needs_images = True
-refclipscore.needs_images = True

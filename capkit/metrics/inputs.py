@@ -59,16 +59,22 @@ class CaptionBatch:
         return self.cache[("ngrams", n)]
 
 
-def _check_caption(text: object, where: str) -> str:
+def _check_caption(text: object, where: str, allow_empty: bool = False) -> str:
     if not isinstance(text, str):
         raise TypeError(f"{where} must be a string, got {type(text).__name__}: {text!r}")
-    if not text.strip():
+    if not allow_empty and not text.strip():
         raise ValueError(f"{where} is empty or whitespace-only; remove it or give a real caption")
     return text
 
 
-def align(candidates, references) -> tuple[list[str], list[list[str]], tuple[str, ...] | None]:
-    """Check and align raw inputs; return (candidates, references, ids)."""
+def align(candidates, references, *, strict: bool = False
+          ) -> tuple[list[str], list[list[str]], tuple[str, ...] | None]:
+    """Check and align raw inputs; return (candidates, references, ids).
+
+    An empty candidate is accepted (pycocoevalcap scores it 0 on BLEU, ROUGE-L, CIDEr-D and
+    METEOR; ``prepare`` warns once); ``strict=True`` raises instead. References must be real
+    captions: an empty one is an error.
+    """
     if isinstance(candidates, Mapping):
         if not isinstance(references, Mapping):
             raise TypeError("candidates are keyed by id, so references must be a mapping "
@@ -97,8 +103,13 @@ def align(candidates, references) -> tuple[list[str], list[list[str]], tuple[str
                              "lists; they must be aligned one to one")
         ids, cands, refs = None, list(candidates), list(references)
     names = ids if ids is not None else [str(i) for i in range(len(cands))]
+    empty = [name for name, cand in zip(names, cands) if isinstance(cand, str) and not cand.strip()]
+    if empty and not strict:
+        warnings.warn(f"{len(empty)} candidate(s) are empty (first: {empty[:5]}); they are scored "
+                      "as the reference tools score them (0 on BLEU, ROUGE-L, CIDEr-D, METEOR, "
+                      "BERTScore); strict=True raises instead", stacklevel=3)
     for name, cand, rs in zip(names, cands, refs):
-        _check_caption(cand, f"candidate {name}")
+        _check_caption(cand, f"candidate {name}", allow_empty=not strict)
         if isinstance(rs, str) or not isinstance(rs, Sequence) or len(rs) == 0:
             raise ValueError(f"candidate {name} has no references (got {rs!r}); every candidate "
                              "needs a non-empty list of reference captions")
@@ -129,24 +140,41 @@ def _regroup(flat: list, refs: list[list[str]]) -> list[list]:
     return out
 
 
-def prepare(candidates, references=None, tokenizer: str = "ptb") -> CaptionBatch:
-    """Validate, align and tokenise once. A ``CaptionBatch`` passes through unchanged."""
+def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool = False,
+            ids: tuple[str, ...] | None = None, checked: bool = False) -> CaptionBatch:
+    """Validate, align and tokenise once. A ``CaptionBatch`` passes through unchanged.
+
+    ``checked=True``: ``candidates`` and ``references`` are aligned lists that ``align`` already
+    accepted (with ``ids``), so they are not checked again.
+    """
     if isinstance(candidates, CaptionBatch):
         if references is not None:
             raise ValueError("a CaptionBatch already holds its references; pass references=None")
         return candidates
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {TOKENIZERS}")
-    cands, refs, ids = align(candidates, references)
+    if checked:
+        cands, refs = list(candidates), [list(r) for r in references]
+    else:
+        cands, refs, ids = align(candidates, references, strict=strict)
+    if not cands:
+        raise ValueError("no candidates: give at least one caption to score")
     # two streams, like pycocoevalcap's two tokenizer runs (results, then ground truth)
     cand_text = tokenized_text(cands, tokenizer)
     ref_text = tokenized_text([r for rs in refs for r in rs], tokenizer)
     cand_toks = [t.split() for t in cand_text]
     ref_toks = _regroup([t.split() for t in ref_text], refs)
-    empty = [ids[i] if ids else str(i) for i, t in enumerate(cand_toks) if not t]
+    # empty ones were reported by align; here the ones that tokenise to nothing ("...")
+    empty = [ids[i] if ids else str(i) for i, t in enumerate(cand_toks) if not t and cands[i].strip()]
+    if empty and strict:
+        raise ValueError(f"{len(empty)} candidate(s) have no tokens after {tokenizer} "
+                         f"tokenisation (first: {empty[:5]}); give real captions, or score them "
+                         "as pycocoevalcap does (0) with strict=False")
     if empty:
-        warnings.warn(f"{len(empty)} candidate(s) have no tokens after {tokenizer} tokenisation "
-                      f"(punctuation only; first: {empty[:5]}); they score 0", stacklevel=3)
+        warnings.warn(f"{len(empty)} candidate(s) have no tokens after {tokenizer} "
+                      f"tokenisation (first: {empty[:5]}); they score 0 on BLEU, ROUGE-L, "
+                      "CIDEr-D and METEOR, as in pycocoevalcap (strict=True raises instead)",
+                      stacklevel=3)
     batch = CaptionBatch(cand_toks, ref_toks, ids, tokenizer)
     if any(_SPLITS_APART(t) for t in (*cand_text, *ref_text)):
         # the PTB tokenizer keeps a no-break space inside "5 1/2" and phone numbers; BLEU and

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from capkit.metrics.inputs import align
-from capkit.scores import Scores, make_signature
+from capkit.scores import Scores, content_hash, make_signature
 
 NLTK_ENGLISH = frozenset("""i me my myself we our ours ourselves you you're you've you'll you'd
 your yours yourself yourselves he him his himself she she's her hers herself it it's its itself
@@ -110,7 +110,7 @@ def mean_glove(candidates, references=None, images=None, *, glove=None,
     cos = (unit[c_rows][owner] * unit[r_rows]).sum(axis=1)                  # (R,)
     per = np.bincount(owner, weights=cos, minlength=len(cands)) / np.maximum(
         np.bincount(owner, minlength=len(cands)), 1)
-    stop_name = stopwords if isinstance(stopwords, str) else "given"
+    stop_name = stopwords if isinstance(stopwords, str) else f"given#{content_hash(stop)}"
     sig = make_signature("mean_glove", vectors=vectors.source.split(" ")[0], dim=vectors.dim,
                          stopwords=f"{stop_name}({len(stop)})", refs="mean_cos",
                          tok="words", oov="skip")

@@ -51,8 +51,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-SPECIALS = ("<pad>", "<unk>", "<bos>", "<eos>")
-PAD, UNK, BOS, EOS = range(4)
+from capkit.models.i2ce_vocab import BOS, EOS, PAD, SPECIALS, UNK, Vocabulary, tokenize
+
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 SHIPPED = "small"                   # the preset whose checkpoint ships with capkit
 OOV = ("unk", "glove")
@@ -88,55 +88,6 @@ def get_config(preset: str | I2CEConfig, **changes) -> I2CEConfig:
         raise ValueError(f"unknown I2CE preset {preset!r}; choose one of {', '.join(PRESETS)} "
                          "or pass an I2CEConfig")
     return dataclasses.replace(PRESETS[preset], **changes)
-
-
-# ----------------------------------------------------------------------------- vocabulary
-
-def tokenize(texts: list[str]) -> list[list[str]]:
-    """Lower-case PTB tokens without punctuation, one list per text."""
-    from capkit.text import ptb_tokenize
-    distinct = list(dict.fromkeys(texts))
-    tokens = dict(zip(distinct, (t.split() for t in ptb_tokenize(distinct))))
-    return [tokens[t] for t in texts]
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    words: tuple[str, ...]                 # (V,) row -> word; the first 4 are SPECIALS
-
-    @functools.cached_property
-    def index(self) -> dict[str, int]:
-        return {w: i for i, w in enumerate(self.words)}
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-    def ids(self, tokens: list[str]) -> list[int]:
-        """Word ids of a token list (unknown words -> UNK, an empty list -> [UNK])."""
-        index = self.index
-        return [index.get(w, UNK) for w in tokens] or [UNK]
-
-
-def build_vocabulary(sentences: list[list[str]], glove, min_count: int = 2) -> Vocabulary:
-    """Words seen ``min_count`` times and known to GloVe, most frequent first (ties: a-z)."""
-    from collections import Counter
-    if min_count < 1:
-        raise ValueError(f"min_count must be at least 1, got {min_count!r}")
-    counts = Counter(w for s in sentences for w in s)
-    kept = sorted((w for w, n in counts.items() if n >= min_count and w in glove.index),
-                  key=lambda w: (-counts[w], w))
-    return Vocabulary(SPECIALS + tuple(kept))
-
-
-def embedding_matrix(vocab: Vocabulary, glove, seed: int = 0) -> np.ndarray:
-    """(V, E) GloVe rows; <pad> 0, <unk> the mean row, <bos>/<eos> seeded random vectors."""
-    rows = np.array([glove.index[w] for w in vocab.words[len(SPECIALS):]], dtype=np.int64)
-    known = glove.vectors[rows].astype(np.float32)                        # (V-4, E)
-    specials = np.zeros((len(SPECIALS), glove.dim), np.float32)
-    specials[UNK] = known.mean(axis=0)
-    scale = float(known.std())
-    specials[[BOS, EOS]] = np.random.default_rng([seed, 7]).normal(0, scale, (2, glove.dim))
-    return np.concatenate([specials, known])
 
 
 # ----------------------------------------------------------------------------- the model

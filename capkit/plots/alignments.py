@@ -20,7 +20,7 @@ def meteor_alignment(explanation, ax=None, show_candidates: bool = True):
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Polygon
 
-    from capkit.metrics.meteor_align import MODULES
+    from capkit.metrics.meteor.align import MODULES
 
     e = explanation
     if ax is None:

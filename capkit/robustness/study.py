@@ -107,7 +107,7 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
                features=None, progress: bool = False) -> RobustnessResult:
     """Robustness curves and AUCs of ``metrics`` under ``transforms`` (see the module docstring).
 
-    ``metrics``: names (``capkit.metrics``; default: ``CLASSIC``, BLEU-1..4, ROUGE-L, CIDEr-D),
+    ``metrics``: names (``capkit.metrics``; default: the ``classic`` suite, BLEU-1..4, ROUGE-L, CIDEr-D),
     ``module:function`` strings, callables
     ``fn(candidates, references) -> Scores | array``, or a mapping {name: any of those}.
     ``context``: a ``TransformContext`` to reuse (its neighbours, vocabulary, tags), else built
@@ -118,7 +118,8 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
     if not 0 < level < 1:
         raise ValueError(f"level is a coverage in (0, 1), e.g. 0.95; got {level!r}")
     if metrics is None:
-        from capkit.metrics import CLASSIC as metrics
+        from capkit.metrics import suite
+        metrics = suite("classic")
     loo = leave_one_out(references, seed=seed)
     if context is None:
         context = TransformContext.from_references(references, features)

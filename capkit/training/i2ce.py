@@ -9,7 +9,7 @@ Schedule (the paper's, with the corpora capkit has; ``capkit.training.corpus``):
 * stage 1, a broad corpus: Flickr8k train-split captions (the paper: ~100k general English
   sentences of the Anki Spanish-English corpus); stage 2, adaptation: COCO captions of the
   Karpathy-test images no benchmark uses (the paper: MSCOCO-C5 references);
-* the vocabulary (``capkit.models.i2ce.build_vocabulary``) comes from both stages' training
+* the vocabulary (``capkit.models.i2ce_vocab.build_vocabulary``) comes from both stages' training
   captions before stage 1, so the decoder's output layer is the same in both stages;
 * loss: cross-entropy of teacher-forced next-token prediction of ``w_1 .. w_n <eos>`` (padding
   ignored); Adam (a fresh optimiser per stage), gradient norm clipped at 1; length-bucketed
@@ -36,10 +36,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from capkit.models.i2ce import (
-    BOS, EOS, I2CE, PAD, AutoEncoder, build_vocabulary, embedding_matrix, get_config, pad_batch,
-    tokenize,
-)
+from capkit.models.i2ce import I2CE, AutoEncoder, get_config, pad_batch
+from capkit.models.i2ce_vocab import BOS, EOS, PAD, build_vocabulary, embedding_matrix, tokenize
 from capkit.training.corpus import STAGES, TrainingCorpus, training_corpus
 
 

@@ -2,11 +2,11 @@
 
 pycocoevalcap pipes PTB-tokenised captions into ``meteor-1.5.jar - - -stdio -l en -norm``:
 one ``SCORE`` line per caption (all its references), then one ``EVAL`` line. This module does
-the same computation in Python, from the same resource files (``meteor_resources``):
+the same computation in Python, from the same resource files (``meteor.resources``):
 
-* normalisation ``-norm`` (``meteor_normalize``), then lower-casing;
+* normalisation ``-norm`` (``meteor.normalize``), then lower-casing;
 * alignment of the caption with each reference: exact, stem, synonym and paraphrase matches,
-  then the jar's beam search (``meteor_align``, ``meteor_batch``);
+  then the jar's beam search (``meteor.align``, ``meteor.batch``);
 * per reference: precision P and recall R over weighted matches (module weights 1.0 / 0.6 /
   0.8 / 0.6, content words x delta, function words x (1 - delta)), Fmean = 1 / ((1 - alpha)/P +
   alpha/R), fragmentation penalty gamma * (chunks / mean matches) ^ beta, with alpha = 0.85,
@@ -16,7 +16,7 @@ the same computation in Python, from the same resource files (``meteor_resources
   formula is applied once (a caption matched whole in one chunk adds no chunk: the jar's
   ``MeteorStats.addStats``). It is not the mean of the per-caption scores.
 
-``backend="java"`` runs the original jar instead (``meteor_java.JavaMeteor``).
+``backend="java"`` runs the original jar instead (``meteor.java.JavaMeteor``).
 Explained in notebooks/01_classic_metrics.ipynb, section "METEOR".
 """
 from __future__ import annotations
@@ -27,13 +27,13 @@ import re
 import numpy as np
 
 from capkit.metrics.inputs import prepare
-from capkit.metrics.meteor_align import MODULES, align_pair
-from capkit.metrics.meteor_batch import MAX_WORDS, Tokens, candidate_matches, tokens
-from capkit.metrics.meteor_beam import alignment_stats as array_alignment_stats
-from capkit.metrics.meteor_beam import beam_search, search_space
-from capkit.metrics.meteor_lexicon import Lexicon, paraphrase_matches
-from capkit.metrics.meteor_normalize import meteor_words
-from capkit.metrics.meteor_resources import load_resources
+from capkit.metrics.meteor.align import MODULES, align_pair
+from capkit.metrics.meteor.batch import MAX_WORDS, Tokens, candidate_matches, tokens
+from capkit.metrics.meteor.beam import alignment_stats as array_alignment_stats
+from capkit.metrics.meteor.beam import beam_search, search_space
+from capkit.metrics.meteor.lexicon import Lexicon, paraphrase_matches
+from capkit.metrics.meteor.normalize import meteor_words
+from capkit.metrics.meteor.resources import load_resources
 from capkit.scores import Scores, make_signature
 
 ALPHA, BETA, GAMMA, DELTA = 0.85, 0.2, 0.6, 0.75     # Constants.PARAM_RANK[LANG_EN]
@@ -127,7 +127,7 @@ def meteor(candidates, references=None, images=None, *, backend: str = "python",
     hyps = [" ".join(t) for t in batch.candidates]
     refs = [[" ".join(t) for t in rs] for rs in batch.references]
     if backend == "java":
-        from capkit.metrics.meteor_java import java_meteor
+        from capkit.metrics.meteor.java import java_meteor
         per, corpus, stats = java_meteor(hyps, refs, meteor_dir)
         parts = {"stats": stats}
     else:

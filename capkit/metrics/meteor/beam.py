@@ -7,7 +7,7 @@ does per alignment in the jar, keeps 40 per alignment, and expands each kept pat
 children (one per unused match starting at ``cur``) followed by the path itself (skipping
 ``cur``), in the jar's order, so ties keep resolving the same way. Word sets are uint64 bit
 masks. The taken matches are kept as a tree of (parent, match) nodes and read back once at
-the end. ``meteor_align.resolve`` is the one-pair version of the same search.
+the end. ``meteor.align.resolve`` is the one-pair version of the same search.
 
 Explained in notebooks/01_classic_metrics.ipynb, section "METEOR".
 """
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from capkit.metrics.meteor_align import BEAM_SIZE, EXACT
-from capkit.metrics.meteor_batch import SLOT, Candidates, _expand
+from capkit.metrics.meteor.align import BEAM_SIZE, EXACT
+from capkit.metrics.meteor.batch import SLOT, Candidates, _expand
 
 @dataclass
 class SearchSpace:

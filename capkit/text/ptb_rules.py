@@ -192,7 +192,7 @@ MACROS = {
 }
 
 _URL_END = r"[^ \t\n\f\r\"<>|.!?(){},\-]"
-# Actions (see capkit.text._apply): keep, soft (remove soft hyphens), amp (&amp; -> &), left /
+# Actions (see capkit.text.ptb._apply): keep, soft (remove soft hyphens), amp (&amp; -> &), left /
 # right (LaTeX quotes), nbsp (spaces -> U+00A0), parens (( ) -> -LRB- -RRB-), phone (both),
 # hyphens, dupdot (token keeps its period, which is lexed again), acronym, push2 / push3
 # (split assimilations), skip (whitespace), delete (untokenizable), or a literal replacement

@@ -29,7 +29,7 @@ import threading
 
 import numpy as np
 
-from capkit.metrics.meteor_resources import meteor_files
+from capkit.metrics.meteor.resources import meteor_files
 
 _LINE_BREAKS = re.compile("[\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 JAVA_OPTIONS = ("-Xmx2G", "-Duser.language=en", "-Duser.country=US",

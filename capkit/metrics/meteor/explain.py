@@ -2,7 +2,7 @@
 
 ``explain_meteor(caption, reference)`` returns what each module matches, which matches the
 search keeps, the statistics and each term of the score. It runs the readable one-pair path
-(``meteor_align``) on the very resources and normalisation the metric uses, so its score is
+(``meteor.align``) on the very resources and normalisation the metric uses, so its score is
 the metric's score for that pair. ``capkit.plots.alignments.meteor_alignment`` draws it.
 
 Explained in notebooks/01_classic_metrics.ipynb, section "METEOR".
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from capkit.metrics.meteor_align import MODULES, Match, find_matches, resolve, summarize
+from capkit.metrics.meteor.align import MODULES, Match, find_matches, resolve, summarize
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class MeteorExplanation:
 
 def _terms(stats: np.ndarray) -> tuple[float, float, float, float]:
     """Precision, recall, Fmean and penalty, as ``MeteorScorer.computeMetrics``."""
-    from capkit.metrics.meteor import ALPHA, BETA, DELTA, GAMMA, WEIGHTS
+    from capkit.metrics.meteor.metric import ALPHA, BETA, DELTA, GAMMA, WEIGHTS
     s = stats
     t_wlen = DELTA * (s[0] - s[2]) + (1 - DELTA) * s[2]
     r_wlen = DELTA * (s[1] - s[3]) + (1 - DELTA) * s[3]
@@ -64,9 +64,9 @@ def explain_meteor(caption: str, reference: str, *, tokenizer: str = "ptb",
                    meteor_dir: str | None = None) -> MeteorExplanation:
     """Align one caption with one reference the way METEOR 1.5 does, step by step."""
     from capkit.metrics.inputs import prepare
-    from capkit.metrics.meteor import alignment_stats, lexicon, meteor_from_stats
-    from capkit.metrics.meteor_lexicon import paraphrase_matches
-    from capkit.metrics.meteor_normalize import meteor_words
+    from capkit.metrics.meteor.metric import alignment_stats, lexicon, meteor_from_stats
+    from capkit.metrics.meteor.lexicon import paraphrase_matches
+    from capkit.metrics.meteor.normalize import meteor_words
 
     batch = prepare([caption], [[reference]], tokenizer)
     lex = lexicon(meteor_dir)

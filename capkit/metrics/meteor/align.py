@@ -18,7 +18,7 @@
 4. Matches are counted per module, content vs function words, and chunks are recounted.
 
 ``align_pair`` is the readable reference, used for lines over 62 words and for teaching
-(``meteor_explain``); ``meteor_batch`` (matchers) and ``meteor_beam`` (search) compute the same
+(``meteor.explain``); ``meteor.batch`` (matchers) and ``meteor.beam`` (search) compute the same
 alignments for a whole corpus at once, as array code. Explained in
 notebooks/01_classic_metrics.ipynb, section "METEOR".
 """

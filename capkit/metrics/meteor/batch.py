@@ -1,6 +1,6 @@
 """METEOR's matchers for a whole corpus at once, as array code.
 
-The same candidate matches as ``meteor_align.find_matches``, in the same order, for every
+The same candidate matches as ``meteor.align.find_matches``, in the same order, for every
 (caption, reference) pair of a corpus in one go:
 
 * exact / stem / synonym: every word pair (j over the reference, i over the caption) of every
@@ -12,7 +12,7 @@ The same candidate matches as ``meteor_align.find_matches``, in the same order, 
   (its second loop).
 
 Alignments whose lines are longer than 62 words are left to the reference path
-(``meteor_align``), because the search keeps word sets as 64-bit masks.
+(``meteor.align``), because the search keeps word sets as 64-bit masks.
 Explained in notebooks/01_classic_metrics.ipynb, section "METEOR".
 """
 from __future__ import annotations
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from capkit.metrics.meteor_align import EXACT, PARAPHRASE, STEM, SYNONYM
-from capkit.metrics.meteor_lexicon import Lexicon, phrase_occurrences, phrases_in_table
+from capkit.metrics.meteor.align import EXACT, PARAPHRASE, STEM, SYNONYM
+from capkit.metrics.meteor.lexicon import Lexicon, phrase_occurrences, phrases_in_table
 
 MAX_WORDS = 62          # longest line the array search handles (bit masks in uint64)
 SLOT = 64               # positions per alignment in flat (alignment, position) arrays

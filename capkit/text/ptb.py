@@ -16,7 +16,7 @@ rest with single spaces. The filter compares AFTER lower-casing, so ``-lrb- -rrb
 ``ptb_tokenize`` reproduces this exactly: it was checked against the jar on all ~234,000
 distinct captions of the kit's shared data (no difference) and on generated text.
 
-Rules reproduced (3.4.1 defaults, see ``capkit.ptb_rules``)
+Rules reproduced (3.4.1 defaults, see ``capkit.text.ptb_rules``)
 -----------------------------------------------------------
 Longest-match lexing: clitics (``do n't``, ``it 's``, ``they 're``); assimilations (``can not``,
 ``gon na``, ``wan na``, ``got ta``, ``lem me``, ``gim me``, ``'t is``, ``'t was``; not "dunno");
@@ -62,7 +62,7 @@ import re
 import unicodedata
 from typing import Sequence
 
-from capkit import ptb_rules
+from capkit.text import ptb_rules
 
 __all__ = ["ptb_tokenize", "PUNCTUATIONS"]
 

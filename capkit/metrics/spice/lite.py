@@ -4,7 +4,7 @@ An approximation of SPICE, not SPICE. What is the same as SPICE 1.0:
 
 * tuples have SPICE's three shapes: objects ``(dog)``, attributes ``(dog, black)``, relations
   ``(dog, run through, field)``, read off a dependency parse by SPICE's rules
-  (``capkit.metrics.spice_parse``);
+  (``capkit.metrics.spice.parse``);
 * the references' tuples are merged into one scene graph, and so are the candidate's, exactly
   as ``SceneGraph`` does: a new node joins the most similar existing node (shared concept, else
   the largest share of WordNet synsets), similar attributes and relations are merged;
@@ -15,7 +15,7 @@ An approximation of SPICE, not SPICE. What is the same as SPICE 1.0:
 
 What differs: the parser (spaCy ``en_core_web_sm`` instead of CoreNLP 3.6.0's PCFG parser, and
 its lemmatizer), so tuples differ wherever the parses differ; the rules are re-expressed for
-spaCy's labels (see ``spice_parse``); no pronoun resolution; nodes are compared in insertion
+spaCy's labels (see ``spice.parse``); no pronoun resolution; nodes are compared in insertion
 order where Java iterates a hash map. SPICE-lite never returns NaN: a caption with no tuple
 scores 0 with a warning (SPICE's jar leaves NaN when a parse fails).
 
@@ -162,7 +162,7 @@ def load_parser(model: str = DEFAULT_MODEL):
 def caption_tuples(texts: list[str], model: str = DEFAULT_MODEL,
                    batch_size: int = 256) -> dict[str, list[tuple[str, ...]]]:
     """Proposed SPICE tuples of each distinct text (parsed once each)."""
-    from capkit.metrics.spice_parse import proposed_tuples
+    from capkit.metrics.spice.parse import proposed_tuples
     nlp = load_parser(model)
     unique = list(dict.fromkeys(texts))
     return {t: proposed_tuples(doc) for t, doc in zip(unique, nlp.pipe(unique,
@@ -170,7 +170,7 @@ def caption_tuples(texts: list[str], model: str = DEFAULT_MODEL,
 
 
 def _synsets_fn(meteor_dir: str | None):
-    from capkit.metrics.meteor import lexicon
+    from capkit.metrics.meteor.metric import lexicon
     return lexicon(meteor_dir).synsets
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from capkit.metrics.meteor_normalize import english_stemmer, java_hash
-from capkit.metrics.meteor_resources import (HASH_SEED, MAX_PHRASE, MeteorResources,
+from capkit.metrics.meteor.normalize import english_stemmer, java_hash
+from capkit.metrics.meteor.resources import (HASH_SEED, MAX_PHRASE, MeteorResources,
                                              hash_final, hash_step)
 
 # SynonymDictionary.morph: WordNet 3.0's detachment rules (nouns, verbs, adjectives)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capkit.metrics.meteor_normalize import english_stemmer, java_hash, parse_nonbreaking
+from capkit.metrics.meteor.normalize import english_stemmer, java_hash, parse_nonbreaking
 
 CACHE_ENV = "CAPKIT_CACHE_DIR"
 FORMAT_VERSION = 5

@@ -1,0 +1,70 @@
+"""The built-in metrics' specs: one ``MetricSpec`` each, registered when ``capkit.metrics`` loads.
+
+A new built-in metric gets one entry here (see ARCHITECTURE.md, "Where a new metric goes").
+Targets are strings, so this table imports no metric code.
+"""
+from __future__ import annotations
+
+from capkit.metrics.registry import MetricSpec, register
+
+_CLASSIC_PAPERS = {
+    1: "Papineni et al. 2002 (BLEU)", 2: "Papineni et al. 2002 (BLEU)",
+    3: "Papineni et al. 2002 (BLEU)", 4: "Papineni et al. 2002 (BLEU)",
+}
+NB01 = "01_classic_metrics.ipynb"
+NB03 = "03_embedding_metrics.ipynb"
+NB06 = "06_intrinsic_i2ce.ipynb"
+
+BUILTIN = [
+    *(MetricSpec(f"bleu_{n}", "capkit.metrics.bleu:bleu", {"n": n}, tokens=True,
+                 paper=_CLASSIC_PAPERS[n], notebook=f"{NB01} BLEU",
+                 suites={"classic", "systems", "bench"}) for n in (1, 2, 3, 4)),
+    MetricSpec("rouge_l", "capkit.metrics.rouge:rouge_l", tokens=True, paper="Lin 2004 (ROUGE)",
+               notebook=f"{NB01} ROUGE-L", suites={"classic", "systems", "bench"}),
+    MetricSpec("cider_d", "capkit.metrics.cider:cider_d", tokens=True, document_frequency=True,
+               score_range=(0.0, 10.0), paper="Vedantam et al. 2015 (CIDEr)",
+               notebook=f"{NB01} CIDEr-D", suites={"classic", "systems", "bench"}),
+    MetricSpec("meteor", "capkit.metrics.meteor:meteor", tokens=True,
+               paper="Denkowski & Lavie 2014 (METEOR 1.5)", notebook=f"{NB01} METEOR",
+               suites={"systems", "bench"}),
+    MetricSpec("bleu_1_nostop", "capkit.metrics.bleu_nostop:bleu_1_nostop", tokens=True,
+               paper="Zeng & Kwong (I2CE), B@1*", notebook=f"{NB06} B@1*",
+               suites={"systems", "bench"}),
+    MetricSpec("spice_lite", "capkit.metrics.spice:spice_lite",
+               paper="Anderson et al. 2016 (SPICE), approximated on spaCy parses",
+               notebook=f"{NB01} SPICE", suites={"bench"}),
+    MetricSpec("spice", "capkit.metrics.spice:spice", downloads="Stanford CoreNLP 3.6.0 "
+               "(python -m data_scripts.spice_corenlp) and Java",
+               paper="Anderson et al. 2016 (SPICE)", notebook=f"{NB01} SPICE"),
+    MetricSpec("mean_glove", "capkit.metrics.mean_glove:mean_glove", score_range=(-1.0, 1.0),
+               paper="Zeng & Kwong (I2CE), MEAN baseline", notebook=f"{NB03} MEAN",
+               suites={"bench"}),
+    MetricSpec("bertscore", "capkit.metrics.bertscore:bertscore", score_range=(-1.0, 1.0),
+               paper="Zhang et al. 2020 (BERTScore), all-MiniLM-L6-v2 layer 5",
+               notebook=f"{NB03} BERTScore"),
+    MetricSpec("bertscore_roberta_large", "capkit.metrics.bertscore:bertscore",
+               {"model": "roberta-large"}, score_range=(-1.0, 1.0),
+               downloads="roberta-large from the Hugging Face hub",
+               paper="Zhang et al. 2020 (BERTScore), as in the CLIPScore paper",
+               notebook=f"{NB03} BERTScore"),
+    MetricSpec("i2ce", "capkit.metrics.i2ce:i2ce", score_range=(-1.0, 1.0),
+               trained="capkit train i2ce --preset small (shipped checkpoint)",
+               paper="Zeng & Kwong (I2CE)", notebook=f"{NB06} scoring", suites={"bench"}),
+    MetricSpec("i2ce_mean", "capkit.metrics.i2ce:i2ce", {"aggregate": "mean"},
+               score_range=(-1.0, 1.0),
+               trained="capkit train i2ce --preset small (shipped checkpoint)",
+               paper="Zeng & Kwong (I2CE), mean over references", notebook=f"{NB06} scoring"),
+    MetricSpec("clipscore", "capkit.metrics.clipscore:clipscore", references=False, images=True,
+               score_range=(0.0, 2.5), downloads="openai/clip-vit-base-patch32 from the hub "
+               "(or $CAPKIT_CLIP_MODEL)", paper="Hessel et al. 2021 (CLIPScore)",
+               notebook=f"{NB03} CLIPScore"),
+    MetricSpec("refclipscore", "capkit.metrics.clipscore:refclipscore", images=True,
+               score_range=(0.0, 2.5), downloads="openai/clip-vit-base-patch32 from the hub "
+               "(or $CAPKIT_CLIP_MODEL)", paper="Hessel et al. 2021 (RefCLIPScore)",
+               notebook=f"{NB03} CLIPScore"),
+]
+
+
+def register_builtins() -> None:
+    for spec in BUILTIN:
+        register(spec)

@@ -1,0 +1,161 @@
+"""The one scorer: any set of metric specs on one input, each handed exactly what it needs.
+
+``metrics.score``, the benchmark harness, robustness curves, system tables, the command line, the
+pycocoevalcap drop-in and the torchmetrics adapter all call ``Scorer``. It
+
+* validates and aligns the input once (ids must match; an empty candidate scores what
+  pycocoevalcap gives it, with one warning, or raises with ``strict=True``);
+* tokenises once for every metric that takes tokens, and counts n-grams once when BLEU and
+  CIDEr-D run together;
+* hands images, scenes and document frequencies to the metrics whose spec asks for them, and
+  refuses clearly when one is missing;
+* checks that each metric returned one finite score per candidate, and attaches the ids.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from capkit.metrics.inputs import CaptionBatch, align, prepare
+from capkit.metrics.registry import MetricSpec, resolve, suite
+from capkit.scores import Scores, as_scores
+
+NGRAM_METRICS = frozenset({"capkit.metrics.bleu:bleu", "capkit.metrics.cider:cider_d"})
+
+
+class Scorer:
+    """Score several metrics on the same inputs: ``Scorer(["bleu_4", "cider_d"]).score(c, r)``.
+
+    ``options``: ``{metric name: {option: value}}`` passed to that metric only.
+    """
+
+    def __init__(self, metrics=None, *, tokenizer: str = "ptb", strict: bool = False,
+                 options: Mapping[str, Mapping[str, object]] | None = None):
+        self.specs = resolve(suite("classic") if metrics is None else metrics)
+        self.tokenizer = tokenizer
+        self.strict = strict
+        self.options = {k: dict(v) for k, v in (options or {}).items()}
+        unknown = set(self.options) - set(self.specs)
+        if unknown:
+            raise ValueError(f"options given for {sorted(unknown)}, which are not among the "
+                             f"metrics scored ({', '.join(self.specs)})")
+
+    def __repr__(self) -> str:
+        return f"Scorer({list(self.specs)}, tokenizer={self.tokenizer!r})"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.specs)
+
+    def score(self, candidates, references=None, *, images=None, scenes=None,
+              document_frequency=None, batch: CaptionBatch | None = None) -> dict[str, Scores]:
+        """``{name: Scores}`` in the order the metrics were given.
+
+        ``batch``: an already tokenised ``CaptionBatch`` of the same candidates (e.g. the
+        robustness study's transformed words), used by the metrics that take tokens.
+        """
+        if isinstance(candidates, CaptionBatch):
+            batch, candidates = candidates, None
+        if batch is not None and candidates is None:
+            texts = None
+            n = len(batch)
+        else:
+            texts = align(candidates, references, strict=self.strict)
+            n = len(texts[0])
+        if n == 0:
+            raise ValueError("no candidates: give at least one caption to score")
+        need_tokens = any(s.tokens for s in self.specs.values())
+        if need_tokens and batch is None:
+            batch = prepare(*texts[:2], tokenizer=self.tokenizer, ids=texts[2], checked=True,
+                            strict=self.strict)
+            if sum(_target(s) in NGRAM_METRICS for s in self.specs.values()) > 1:
+                batch.ngrams(4)            # BLEU-1..4 and CIDEr-D share one n-gram index
+        if texts is None and any(not s.tokens for s in self.specs.values()):
+            raise ValueError("metrics that read plain text cannot be scored from a CaptionBatch "
+                             "alone; pass the candidates and references")
+        ids = texts[2] if texts is not None else batch.ids
+        # align and prepare warned about them; the count goes into every result's parts
+        n_empty = sum(not c for c in batch.candidates) if batch is not None else \
+            _count_empty(texts[0])
+        out = {}
+        for name, spec in self.specs.items():
+            kwargs = self._kwargs(name, spec, images, scenes, document_frequency)
+            if spec.tokens:
+                result = spec.function(batch, **kwargs)
+            else:
+                result = spec.function(*_plain_inputs(spec, texts), **kwargs)
+            out[name] = _checked(name, spec, result, n, ids, n_empty)
+        return out
+
+    def _kwargs(self, name: str, spec: MetricSpec, images, scenes, document_frequency) -> dict:
+        kwargs = dict(self.options.get(name, {}))
+        if spec.images:
+            if images is None:
+                raise ValueError(f"{name} scores captions against images: pass images= (a "
+                                 "folder, a list aligned with the candidates, or {id: image}); "
+                                 "on the command line --images DIR")
+            kwargs["images"] = images
+        if spec.scenes:
+            if scenes is None:
+                raise ValueError(f"{name} scores captions against world scenes: pass scenes= "
+                                 "(one capkit.world Scene per candidate)")
+            kwargs["scenes"] = scenes
+        if document_frequency is not None and spec.document_frequency:
+            kwargs.setdefault("document_frequency", document_frequency)
+        return kwargs
+
+
+def _target(spec: MetricSpec) -> str | None:
+    return spec.target if isinstance(spec.target, str) else None
+
+
+def _plain_inputs(spec: MetricSpec, texts) -> tuple:
+    """Built-ins get ``{id: caption}`` when ids exist (image folders are keyed by id); users'
+    functions get plain lists aligned by position, as documented for ``module:function``."""
+    cands, refs, ids = texts
+    if not spec.references:
+        refs = None
+    if spec.builtin and ids is not None:
+        return dict(zip(ids, cands)), None if refs is None else dict(zip(ids, refs))
+    return list(cands), refs
+
+
+def _count_empty(candidates: Sequence[str]) -> int:
+    return sum(not c.strip() for c in candidates)
+
+
+def _checked(name: str, spec: MetricSpec, result, n: int, ids, n_empty: int) -> Scores:
+    try:
+        scores = as_scores(name, result)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"metric {name!r}: {err}") from None
+    values = scores.per_caption
+    if values.shape != (n,):
+        raise ValueError(f"metric {name!r} returned {values.size} scores for {n} candidates; it "
+                         "must return one score per candidate, aligned by position")
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        raise ValueError(f"metric {name!r} returned {len(bad)} NaN or infinite scores (first: "
+                         f"candidate {ids[bad[0]] if ids else bad[0]}); it must return a finite "
+                         "score for every candidate")
+    changes = {}
+    if scores.ids is None and ids is not None:
+        changes["ids"] = ids
+    if n_empty:
+        changes["parts"] = {**scores.parts, "n_empty_candidates": n_empty}
+    return dataclasses.replace(scores, **changes) if changes else scores
+
+
+def score(candidates, references=None, metrics=None, tokenizer: str = "ptb", *,
+          images=None, scenes=None, document_frequency=None, strict: bool = False,
+          options: Mapping[str, Mapping[str, object]] | None = None) -> dict[str, Scores]:
+    """Several metrics on one input, tokenised once: ``{name: Scores}``.
+
+    ``metrics``: one name (``"bleu_4"``), a list of names / ``"module:function"`` / callables,
+    or ``{name: metric}``; default: the ``"classic"`` suite (BLEU-1..4, ROUGE-L, CIDEr-D).
+    """
+    return Scorer(metrics, tokenizer=tokenizer, strict=strict, options=options).score(
+        candidates, references, images=images, scenes=scenes,
+        document_frequency=document_frequency)

@@ -1,0 +1,86 @@
+"""The layer rules of ARCHITECTURE.md, read from the source: which capkit package may import which.
+
+Every import counts, including the lazy ones inside functions, because a lazy import is still a
+dependency (it only moves the cost). A new package must be given a layer here and in the map.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "capkit"
+
+# layer of each top-level name under capkit/ (packages and modules alike)
+LAYERS = {
+    "scores": 0, "text": 0, "report": 0, "caption_files": 0,
+    "data": 1, "models": 1,
+    "metrics": 2,
+    "transforms": 3, "diversity": 3, "meta_eval": 3, "robustness": 3, "systems": 3, "speed": 3,
+    "plots": 3, "compat": 3, "torchmetrics": 3,
+    "training": 4,
+    "commands": 5, "cli": 5, "__main__": 5,
+}
+
+
+def _imports() -> list[tuple[str, str, int]]:
+    """(importing top-level name, imported top-level name, line) for every capkit import."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        top = parts[0] if parts[0] != "__init__" else "capkit"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names
+                                         if node.module == "capkit"]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                bits = name.split(".")
+                if bits[0] == "capkit" and len(bits) > 1 and bits[1] != top:
+                    found.append((f"{top} ({path.relative_to(PACKAGE)})", bits[1], node.lineno))
+    return found
+
+
+def test_every_package_has_a_layer():
+    tops = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | \
+        {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    missing = sorted(tops - set(LAYERS))
+    assert not missing, f"give {missing} a layer in ARCHITECTURE.md and in this test"
+
+
+def test_layers_import_only_downwards():
+    bad = []
+    for where, target, line in _imports():
+        top = where.split(" ")[0]
+        if top == "capkit" or target not in LAYERS:
+            continue
+        if LAYERS[target] >= LAYERS[top] and top != target and not _same_layer_ok(top, target):
+            bad.append(f"{where}:{line} imports capkit.{target}")
+    assert not bad, "imports against the layer rules of ARCHITECTURE.md:\n" + "\n".join(bad)
+
+
+# within one layer, these uses are part of the design (a study builds on another study)
+SAME_LAYER = {("transforms", "diversity"), ("plots", "diversity"), ("plots", "meta_eval"),
+              ("plots", "robustness"), ("robustness", "transforms"), ("cli", "commands"),
+              ("__main__", "cli")}
+
+
+def _same_layer_ok(top: str, target: str) -> bool:
+    return LAYERS[top] == LAYERS[target] and (top, target) in SAME_LAYER
+
+
+@pytest.mark.parametrize("forbidden", ["training", "commands", "cli"])
+def test_inference_never_imports_training_or_the_command_line(forbidden):
+    allowed = {"training": {"training", "commands", "cli", "__main__"},
+               "commands": {"commands", "cli", "__main__"}, "cli": {"cli", "__main__"}}[forbidden]
+    bad = [f"{where}:{line}" for where, target, line in _imports()
+           if target == forbidden and where.split(" ")[0] not in allowed]
+    assert not bad, f"capkit.{forbidden} imported from {bad}"
+
+
+def test_metrics_never_import_the_command_line():
+    bad = [f"{where}:{line}" for where, target, line in _imports()
+           if where.startswith("metrics") and target in ("commands", "cli", "training")]
+    assert not bad
