@@ -1,4 +1,5 @@
-"""Shared fixtures: the real datasets, fetched from the local mirror when not already present."""
+"""Shared fixtures: the real datasets (fetched from the local mirror when not already present),
+no network, read-only folders."""
 import os
 from pathlib import Path
 
@@ -50,6 +51,58 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", guarded)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture
+def read_only(monkeypatch):
+    """``read_only(folder)`` makes ``folder`` read-only (created if missing) for the test.
+
+    chmod 0o555 does it for a normal user; root ignores it (tests may run as root), so when a
+    probe file can still be created, creating, renaming or deleting anything inside the folder
+    is made to fail with EACCES, as the kernel would for anyone else.
+    """
+    import errno
+    folders: list[Path] = []
+    real = {name: getattr(os, name) for name in ("open", "mkdir", "replace", "rename", "unlink")}
+
+    def inside(path) -> bool:
+        p = Path(os.path.abspath(os.fsdecode(path)))
+        return any(p == f or f in p.parents for f in folders)
+
+    def denied(path):
+        return PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(path))
+
+    def guard(name):
+        def guarded(path, *args, **kwargs):
+            if name == "open":
+                writes = args[0] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+                if writes and inside(path):
+                    raise denied(path)
+            elif name == "mkdir" and os.path.lexists(path) or \
+                    name == "unlink" and not os.path.lexists(path):
+                pass                             # EEXIST / ENOENT come first, as in the kernel
+            elif inside(path) or (name in ("replace", "rename") and inside(args[0])):
+                raise denied(path)
+            return real[name](path, *args, **kwargs)
+        return guarded
+
+    def make(folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0o555)
+        folders.append(folder.absolute())
+        probe = folder / ".probe"
+        try:
+            probe.touch()
+        except PermissionError:
+            return folder                        # the kernel enforces it: nothing to simulate
+        probe.unlink()
+        for name in real:
+            monkeypatch.setattr(os, name, guard(name))
+        return folder
+
+    yield make
+    for folder in folders:
+        folder.chmod(0o755)                      # so that pytest can delete tmp_path
 
 
 # CI: property tests explore the same examples on every run, so a red build is reproducible

@@ -1,0 +1,184 @@
+"""capkit's cache files: where they live, the lock that guards each, atomic writes, rebuilds.
+
+Every cache capkit writes (encoder features, METEOR's resources) and every dataset the fetch
+script installs follows the same three rules, so that broken files and concurrent runs (two
+notebooks, a test run beside a benchmark) never cost more than a recomputation:
+
+* **Lock**: a cross-process lock (``filelock``, an ``flock`` on POSIX) guards each file or folder
+  that is built or rewritten; the lock file lives next to what it guards, named
+  ``<name>.lock``. It is never deleted: deleting a lock file while others wait on it would let
+  two processes hold "the" lock at once. A process that dies releases its lock with it.
+* **Atomic write**: a file is written under a temporary name in its own folder, flushed to disk
+  (``fsync``) and moved into place with ``os.replace``, so a reader sees the old file or the new
+  one, never half of one, even if the writer is killed.
+* **Read or rebuild**: a cache file that cannot be read (truncated, empty, another format) is
+  rebuilt with one ``CacheWarning`` that names it; a cache folder capkit cannot write (read-only,
+  full disk) means the work is done in memory this time, again with one warning. Neither is an
+  error: a cache only saves time.
+
+Readers take no lock (atomic writes make that safe); builders do, and check again once they
+hold it, so N processes that miss at once build once. Silence the warnings with
+``warnings.simplefilter("ignore", capkit.cache_files.CacheWarning)``.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, TypeVar
+
+CACHE_ENV = "CAPKIT_CACHE_DIR"
+DEFAULT_CACHE_DIR = "~/.cache/capkit"
+LOCK_TIMEOUT_S = 600.0     # a live process holding a cache lock this long is stuck, not busy
+# What reading a damaged cache file raises: zip/npz errors, short reads, missing members
+UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
+
+T = TypeVar("T")
+
+
+def _read_umask() -> int:
+    umask = os.umask(0)      # the only portable way to read it is to set it and set it back
+    os.umask(umask)
+    return umask
+
+
+# Read once, at import: setting the umask is process-wide, so doing it on every write could let
+# a file another thread creates meanwhile be made with umask 0.
+_UMASK = _read_umask()
+
+
+class CacheWarning(UserWarning):
+    """A cache file was rebuilt, or could not be written (the result is right either way)."""
+
+
+def cache_dir(path: str | os.PathLike | None = None) -> Path:
+    """capkit's cache folder: ``path``, else ``$CAPKIT_CACHE_DIR``, else ``~/.cache/capkit``."""
+    return Path(path or os.environ.get(CACHE_ENV) or DEFAULT_CACHE_DIR).expanduser()
+
+
+def lock_path(path: str | os.PathLike) -> Path:
+    """The lock file that guards ``path``: ``<path>.lock``, beside it."""
+    path = Path(path)
+    return path.with_name(path.name + ".lock")
+
+
+def file_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S):
+    """A cross-process lock guarding ``path`` (use as ``with file_lock(path): ...``).
+
+    Creates ``path``'s folder if needed; raises OSError if it cannot (a read-only folder) and
+    ``filelock.Timeout`` (a TimeoutError, so an OSError too) after ``timeout`` seconds (-1:
+    wait for ever). Not reentrant across objects: do not nest two locks on the same path.
+    """
+    from filelock import FileLock
+    lock = lock_path(path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(lock, timeout=timeout)
+
+
+def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) -> Path:
+    """Write ``path`` through ``write(file)``: temporary file in the same folder, fsync, rename.
+
+    The temporary file is hidden (``.<name>.tmp-*``) so that globs for ``*<suffix>`` never see a
+    half-written file, and it is removed if ``write`` fails or the process is interrupted. The
+    file gets the usual permissions (mkstemp's 0600 would make a shared cache unreadable).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def open_npz(path: str | os.PathLike):
+    """``np.load`` of an ``.npz`` cache file, never unpickling; ValueError if it is not one."""
+    import numpy as np        # here, not at the top: the fetch script imports this module too
+    loaded = np.load(path, allow_pickle=False)
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path} is a .npy array, not an .npz archive")
+    return loaded
+
+
+def _describe(err: BaseException) -> str:
+    return f"{type(err).__name__}: {str(err)[:200]}" if str(err) else type(err).__name__
+
+
+def unreadable_message(path: Path, err: BaseException, action: str) -> str:
+    """The warning for a damaged cache file; ``action`` says what was done about it."""
+    return f"capkit's cache file {path} could not be read ({_describe(err)}); {action}."
+
+
+def unwritable_message(folder: Path, err: BaseException, what: str,
+                       damaged: Sequence[Path] = ()) -> str:
+    """The warning for a cache folder capkit cannot write; ``what`` (plural) names the result."""
+    also = (f" (the unreadable file{'s' * (len(damaged) > 1)} "
+            f"{', '.join(map(str, damaged))} could not be replaced either)" if damaged else "")
+    return (f"capkit cannot write its cache in {folder} ({_describe(err)}), so {what} are "
+            f"computed in memory and not saved{also}. Make the folder writable, or point "
+            f"${CACHE_ENV} at one that is.")
+
+
+def warn(message: str) -> None:
+    # stacklevel 3: point at the capkit function whose caller asked for the cached thing
+    warnings.warn(message, CacheWarning, stacklevel=3)
+
+
+def _try_read(path: Path, read: Callable[[Path], T]) -> tuple[bool, T | None, BaseException | None]:
+    """(found, value, error): a missing file is not an error, an unreadable one is."""
+    if not path.is_file():
+        return False, None, None
+    try:
+        return True, read(path), None
+    except FileNotFoundError:               # replaced or cleared between the check and the read
+        return False, None, None
+    except UNREADABLE as err:
+        return False, None, err
+
+
+def read_or_rebuild(path: str | os.PathLike, read: Callable[[Path], T], build: Callable[[], T],
+                    write: Callable[[IO[bytes], T], None], *, what: str) -> T:
+    """``read(path)``, or ``build()`` it and save it with ``write(file, value)``.
+
+    At most one ``CacheWarning`` per call: when the file was unreadable (it is rebuilt and
+    replaced) or when the folder cannot be written (the value is built in memory). ``read``
+    must raise one of ``UNREADABLE`` for a damaged file. ``what`` (plural) names the value in
+    messages, e.g. "METEOR's resources".
+    """
+    path = Path(path)
+    found, value, damaged = _try_read(path, read)
+    if found:
+        return value
+    try:
+        lock = file_lock(path)
+        lock.acquire()
+    except OSError as err:                   # read-only folder, or a stuck lock holder
+        value = build()
+        warn(unwritable_message(path.parent, err, what, [path] if damaged else []))
+        return value
+    try:
+        # Another process may have built (or rebuilt) it while this one waited for the lock.
+        found, value, damaged_now = _try_read(path, read)
+        if found:
+            return value
+        value = build()
+        try:
+            write_atomic(path, lambda f: write(f, value))
+        except OSError as err:
+            warn(unwritable_message(path.parent, err, what, [path] if damaged_now else []))
+            return value
+        if damaged_now is not None:
+            warn(unreadable_message(path, damaged_now, f"rebuilt {what} and replaced it"))
+        return value
+    finally:
+        lock.release()
