@@ -14,10 +14,20 @@ written, last. A dataset whose marker matches the manifest is skipped, so re-run
 ``--force`` fetches again. A failed or interrupted fetch leaves no marker, and loaders treat a
 folder without its marker as absent. The data directory is ``--data-dir``, else
 $CAPKIT_DATA_DIR, else ~/.cache/capkit/data (``capkit.data.paths.data_dir``).
+
+Fetches of the same dataset may run at once (several notebooks, a test run): the check, the
+transfer and the install happen under the lock ``.<dataset>.lock`` beside the folder, so one
+process copies while the others wait and then find the dataset present. Work folders left by a
+killed fetch (``.<dataset>.partial-*``, ``.<dataset>.old-*``) are removed only by the lock
+holder, who knows they are nobody's. Replacing a complete copy (``--force``) swaps the two
+folders in one step where the system allows it (Linux ``renameat2``), so a reader always finds a
+complete dataset; elsewhere there is a gap of two renames.
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
+import errno
 import hashlib
 import json
 import os
@@ -29,6 +39,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from capkit.cache_files import file_lock, write_atomic
 from capkit.data.paths import DATASETS, data_dir, marker_path
 
 MANIFEST = Path(__file__).with_name("manifest.json")
@@ -112,40 +123,64 @@ def _transfer(dataset: str, spec: dict, mirror: Path | None, dest: Path) -> None
 
 
 def _clean_leftovers(dataset: str, root: Path) -> None:
-    """Remove hidden work folders of an earlier fetch of ``dataset`` that was killed."""
+    """Remove hidden work folders of an earlier fetch of ``dataset`` that was killed.
+
+    Call only while holding the dataset's lock: a fetch running beside this one owns its folders.
+    """
     for p in list(root.glob(f".{dataset}.partial-*")) + list(root.glob(f".{dataset}.old-*")):
         shutil.rmtree(p, ignore_errors=True)
 
 
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False where
+    the C library, kernel or file system cannot, so the caller falls back to two renames."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) \
+        if sys.platform.startswith("linux") else None
+    if renameat2 is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+
 def _install(dataset: str, staged: Path, root: Path, marker: dict) -> None:
-    """Swap the verified folder into place, then write the marker (atomically, last)."""
-    target, path = root / dataset, marker_path(dataset, root)
-    path.unlink(missing_ok=True)
-    if target.exists():
+    """Swap the verified folder into place, then write the marker (atomically, last).
+
+    A marker present now is valid for this manifest (a stale one was removed before the
+    transfer), and it stays valid for the new copy too, so it is left in place during the swap:
+    readers of a complete dataset never see it missing.
+    """
+    target = root / dataset
+    if not target.exists():
+        staged.rename(target)
+    elif _exchange(staged, target):
+        shutil.rmtree(staged, ignore_errors=True)         # now holds the previous copy
+    else:
         old = root / f".{dataset}.old-{uuid.uuid4().hex[:8]}"
         target.rename(old)
         staged.rename(target)
         shutil.rmtree(old, ignore_errors=True)
-    else:
-        staged.rename(target)
-    tmp = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    tmp.write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    text = json.dumps(marker, indent=1) + "\n"
+    write_atomic(marker_path(dataset, root), lambda f: f.write(text.encode("utf-8")))
 
 
 def fetch_dataset(dataset: str, *, mirror=None, data_dir_path=None, force: bool = False,
                   manifest: dict | None = None) -> FetchResult:
     """Fetch one dataset; raises (ValueError, OSError) on failure.
 
-    A failure leaves the data directory as it was: no new folder, no marker (with ``force``, an
-    earlier complete copy stays in place and stays complete).
+    A failure leaves the data directory as it was (but for the lock file): no new folder, no
+    marker (with ``force``, an earlier complete copy stays in place and stays complete).
     """
     manifest = load_manifest() if manifest is None else manifest
     if dataset not in manifest:
         raise ValueError(f"Unknown dataset {dataset!r}: choose one of {', '.join(manifest)}.")
     entry, root = manifest[dataset], data_dir(data_dir_path)
-    complete = is_complete(dataset, entry, root)
-    if complete and not force:
+    # Checked before locking too, so a complete dataset in a read-only folder is just "present".
+    if not force and is_complete(dataset, entry, root):
         return FetchResult(dataset, "present", f"already present in {root / dataset}")
     mirror = None if mirror is None else Path(mirror).expanduser()
     if mirror is None:
@@ -157,7 +192,24 @@ def fetch_dataset(dataset: str, *, mirror=None, data_dir_path=None, force: bool 
                              "--mirror ../shared/data.")
     elif not (mirror / dataset).is_dir():
         raise FileNotFoundError(f"The mirror {mirror} has no folder {dataset}/.")
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        lock = file_lock(root / f".{dataset}", timeout=-1)   # a download may take long: wait
+        lock.acquire()
+    except OSError as e:
+        raise OSError(f"Cannot create {root} or the lock file .{dataset}.lock in it ({e}); make "
+                      "the folder writable or choose another with --data-dir.") from None
+    try:
+        return _fetch_locked(dataset, entry, root, mirror, force)
+    finally:
+        lock.release()
+
+
+def _fetch_locked(dataset: str, entry: dict, root: Path, mirror: Path | None,
+                  force: bool) -> FetchResult:
+    """``fetch_dataset``'s work, done by the one process that holds the dataset's lock."""
+    complete = is_complete(dataset, entry, root)     # again: the last holder may have fetched it
+    if complete and not force:
+        return FetchResult(dataset, "present", f"already present in {root / dataset}")
     if not complete:  # a stale marker goes now; a valid one (--force) stays until the swap
         marker_path(dataset, root).unlink(missing_ok=True)
     _clean_leftovers(dataset, root)

@@ -1,10 +1,15 @@
 """data_scripts.fetch: manifest, mirror copies, verification, atomicity, idempotence, CLI."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -13,8 +18,8 @@ from capkit.data import paths
 from data_scripts import fetch as fetch_mod
 from data_scripts.fetch import fetch, fetch_dataset, load_manifest, main
 
-MIRROR = Path(os.environ.get("CAPKIT_SHARED_DATA",
-                            Path(__file__).resolve().parents[2] / "shared" / "data"))
+REPO = Path(__file__).resolve().parents[1]
+MIRROR = Path(os.environ.get("CAPKIT_SHARED_DATA", REPO.parent / "shared" / "data"))
 needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"no data mirror at {MIRROR}")
 PINNED_URL = r"https://raw\.githubusercontent\.com/[^/]+/[^/]+/[0-9a-f]{40}/.+"
 SMALL = "clipscore_example"  # 5 files, 0.3 MB: quick to copy again and again
@@ -39,7 +44,9 @@ def small_mirror(tmp_path):
 
 
 def hidden_leftovers(root: Path) -> list[str]:
-    return sorted(p.name for p in root.glob(".*") if not p.name.startswith(".complete-"))
+    """Hidden entries other than markers and lock files (which stay, as lock files must)."""
+    return sorted(p.name for p in root.glob(".*")
+                  if not p.name.startswith(".complete-") and not p.name.endswith(".lock"))
 
 
 # ---- manifest -------------------------------------------------------------------------------
@@ -96,7 +103,10 @@ def test_second_run_copies_nothing(data, small_mirror, monkeypatch):
     assert fetch_dataset(SMALL, mirror=small_mirror).status == "present"
 
 
-def test_force_refetches(data, small_mirror):
+@pytest.mark.parametrize("exchange", [True, False], ids=["one-step swap", "two renames"])
+def test_force_refetches(data, small_mirror, monkeypatch, exchange):
+    if not exchange:  # as on systems without renameat2
+        monkeypatch.setattr(fetch_mod, "_exchange", lambda a, b: False)
     fetch_dataset(SMALL, mirror=small_mirror)
     (data / SMALL / "refs.json").write_text("{}")  # same marker, damaged file
     assert fetch_dataset(SMALL, mirror=small_mirror, force=True).status == "fetched"
@@ -201,6 +211,58 @@ def test_unknown_dataset_is_rejected_before_fetching(data):
     with pytest.raises(ValueError, match=r"Unknown dataset 'flickr9k'.*flickr8k"):
         fetch(["thumb", "flickr9k"])
     assert not data.exists()
+
+
+# A wrapper that waits for a "go" file, then runs `python -m data_scripts.fetch ARGS` as if
+# started from the shell: Python's start-up would otherwise spread the eight starts over a second.
+_AT_ONCE = """
+import os, runpy, sys, time
+go = sys.argv.pop(1)
+while not os.path.exists(go):
+    time.sleep(0.005)
+runpy.run_module("data_scripts.fetch", run_name="__main__", alter_sys=True)
+"""
+
+
+@needs_mirror
+def test_eight_processes_fetching_one_dataset_at_once(tmp_path):
+    name, root, go = "coco_karpathy_test", tmp_path / "data", tmp_path / "go"
+    cmd = [sys.executable, "-c", _AT_ONCE, str(go), name, "--mirror", str(MIRROR),
+           "--data-dir", str(root)]
+    procs = [subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(8)]
+    time.sleep(1.0)                            # let every process reach the starting line
+    go.touch()
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, [err for _, err in outs]
+    lines = sorted(out.splitlines()[0].split(":")[1].split()[0] for out, _ in outs)
+    assert lines == ["already"] * 7 + ["fetched"]      # the lock: one copies, seven wait
+    entry = load_manifest()[name]
+    assert fetch_mod.is_complete(name, entry, root)
+    for f in entry["files"]:
+        data = (root / name / f["path"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f["sha256"], f["path"]
+    assert sorted(p.name for p in root.iterdir()) == [f".{name}.lock", f".complete-{name}", name]
+
+
+def test_a_reader_never_sees_a_complete_dataset_missing_during_force(data, small_mirror):
+    fetch_dataset(SMALL, mirror=small_mirror)
+    entry, done, misses = load_manifest()[SMALL], threading.Event(), []
+
+    def refetch():
+        try:
+            for _ in range(5):
+                fetch_dataset(SMALL, mirror=small_mirror, force=True)
+        finally:
+            done.set()
+    worker = threading.Thread(target=refetch)
+    worker.start()
+    while not done.is_set():
+        if not fetch_mod.is_complete(SMALL, entry, data):
+            misses.append(sorted(p.name for p in data.iterdir()))
+    worker.join()
+    assert misses == []
+    assert hidden_leftovers(data) == []
 
 
 # ---- data directory ----------------------------------------------------------------------------
