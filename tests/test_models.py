@@ -1,4 +1,5 @@
-"""capkit.models: the encoder protocol, offline bundles, tiny presets, HF loaders, feature cache."""
+"""capkit.models: the encoder protocol, offline bundles, tiny presets, HF loaders, images
+(the feature cache: tests/test_feature_cache.py)."""
 from __future__ import annotations
 
 import os
@@ -8,7 +9,6 @@ import sys
 import numpy as np
 import pytest
 
-from capkit.models.feature_cache import FeatureCache, cache_dir, checksum, resolve_cache
 from capkit.models.images import ImagePreprocess, align_images, find_image_files, image_checksum
 from capkit.models.presets import PRESETS, available, load_model, save_model
 from capkit.models.protocol import (
@@ -193,70 +193,6 @@ def test_device_comes_from_the_caller_or_the_environment(monkeypatch):
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available"):
             resolve_device("cuda")
-
-
-# ----------------------------------------------------------------------------- feature cache
-
-def test_cache_folder_comes_from_the_environment(tmp_path):
-    assert cache_dir() == tmp_path / "cache"
-    assert FeatureCache().root == tmp_path / "cache" / "features"
-    assert resolve_cache(False) is None and resolve_cache(None) is None
-    assert resolve_cache(True).root == tmp_path / "cache" / "features"
-    assert resolve_cache(tmp_path / "x").root == tmp_path / "x" / "features"
-    with pytest.raises(ValueError, match="cache must be"):
-        resolve_cache(3)
-
-
-def test_cache_computes_once_and_keys_on_signature_kind_and_input(tmp_path):
-    cache, calls = FeatureCache(tmp_path), []
-
-    def compute():
-        calls.append(1)
-        return {"x": np.arange(3.0)}
-
-    key = checksum(["a", "b"])
-    for _ in range(2):
-        np.testing.assert_array_equal(cache.get_or_compute("m", "k", key, compute)["x"],
-                                      np.arange(3.0))
-    assert len(calls) == 1
-    cache.get_or_compute("m2", "k", key, compute)
-    cache.get_or_compute("m", "k2", key, compute)
-    cache.get_or_compute("m", "k", checksum(["ab"]), compute)
-    assert len(calls) == 4 and checksum(["a", "b"]) != checksum(["ab"])
-    assert cache.clear() == 4
-
-
-def test_an_interrupted_write_leaves_no_entry_and_no_temp_file(tmp_path, monkeypatch):
-    cache = FeatureCache(tmp_path)
-
-    def broken_savez(f, **arrays):
-        f.write(b"PK\x03\x04 half a zip")
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(np, "savez", broken_savez)
-    with pytest.raises(KeyboardInterrupt):
-        cache.save("m", "k", "c", {"x": np.zeros(2)})
-    assert not cache.path("m", "k", "c").exists()
-    assert not [p for p in cache.root.rglob("*") if p.is_file()]
-
-
-def test_an_unreadable_entry_is_a_miss_and_is_rewritten(tmp_path):
-    cache = FeatureCache(tmp_path)
-    path = cache.save("m", "k", "c", {"x": np.ones(2)})
-    path.write_bytes(b"garbage")
-    assert cache.load("m", "k", "c") is None and not path.exists()
-    assert cache.get_or_compute("m", "k", "c", lambda: {"x": np.zeros(1)})["x"].shape == (1,)
-
-
-def test_encode_tokens_reads_back_from_the_cache(tmp_path):
-    from capkit.models.text_encoders import encode_tokens
-    enc, cache = load_model("tiny-bert"), FeatureCache(tmp_path)
-    texts = TEXTS + TEXTS[:2]
-    first = encode_tokens(enc, texts, 2, cache=cache)
-    assert len(list(cache.root.rglob("*.npz"))) == 1
-    second = encode_tokens(enc, texts, 2, cache=cache)
-    np.testing.assert_array_equal(first.states, second.states)
-    np.testing.assert_array_equal(first[4][1], first[0][1])     # repeats share one encoding
 
 
 # ----------------------------------------------------------------------------- images

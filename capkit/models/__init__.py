@@ -7,8 +7,9 @@ module loads its model lazily, on the first call that needs it, and caches it pe
   image-text matching): offline bundles (``minilm``, ``efficientnet-lite0``), Hugging Face names
   or local folders (``clip-vit-b32``, ``blip-itm``, ``vilt-itm``, ``bert-base``...), and seeded
   untrained ``tiny-*`` models for tests, labelled UNTRAINED in every signature.
-* ``protocol``: the encoder interfaces; ``feature_cache``: the on-disk cache of features keyed by
-  model signature and input checksum; ``images``: image loading and preprocessing (PIL + numpy).
+* ``protocol``: the encoder interfaces; ``feature_cache``: the on-disk cache of features, one entry
+  per text or image, keyed by model, revision and library versions; ``images``: image loading and
+  preprocessing (PIL + numpy).
 """
 from capkit.models.feature_cache import FeatureCache
 from capkit.models.presets import PRESETS, available, load_model, save_model

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capkit.models.feature_cache import FeatureCache, checksum
+from capkit.models.feature_cache import FeatureCache, model_revision, text_key
 from capkit.models.protocol import UNTRAINED_FLAG, TokenStates, labelled, source_signature
 from capkit.models.runtime import length_batches, progress_bar, quiet_loading, resolve_device
 
@@ -153,21 +153,22 @@ def encode_tokens(encoder, texts: Sequence[str], layer: int | None = None, *,
                   cache: FeatureCache | None = None, batch_size: int = 64,
                   progress: bool = False) -> TokenStates:
     """``encoder.token_states`` of each text, each distinct text encoded once, and read from /
-    written to ``cache`` when one is given. Aligned with ``texts``."""
+    written to ``cache`` (one entry per text) when one is given. Aligned with ``texts``."""
     layer = encoder.num_layers if layer is None else encoder.check_layer(layer)
     unique = list(dict.fromkeys(texts))
     where = {t: i for i, t in enumerate(unique)}
-
-    def compute() -> dict[str, np.ndarray]:
-        s = encoder.token_states(unique, layer, batch_size=batch_size, progress=progress)
-        return {"ids": s.ids, "states": s.states, "offsets": s.offsets}
-
     if cache is None:
-        arrays = compute()
+        states = encoder.token_states(unique, layer, batch_size=batch_size, progress=progress)
     else:
+        def compute(rows: list[int]) -> list[dict[str, np.ndarray]]:
+            s = encoder.token_states([unique[i] for i in rows], layer, batch_size=batch_size,
+                                     progress=progress)
+            return [dict(zip(("ids", "states"), s[j])) for j in range(len(rows))]
+
         kind = f"token_states|layer={layer}|max_length={encoder.max_length}"
-        arrays = cache.get_or_compute(encoder.signature, kind, checksum(unique), compute)
-    states = TokenStates(arrays["ids"], arrays["states"], arrays["offsets"])
+        items = cache.get_or_compute_items(encoder.signature, kind, list(map(text_key, unique)),
+                                           compute, revision=model_revision(encoder))
+        states = TokenStates.from_lists([x["ids"] for x in items], [x["states"] for x in items])
     if len(unique) == len(texts) and unique == list(texts):
         return states
     return states.select([where[t] for t in texts])

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capkit.models.feature_cache import FeatureCache, checksum
+from capkit.models.feature_cache import FeatureCache, model_revision, text_key
 from capkit.models.images import ImagePreprocess, image_checksum
 from capkit.models.protocol import UNTRAINED_FLAG, labelled, source_signature
 from capkit.models.runtime import length_batches, progress_bar, quiet_loading, resolve_device
@@ -203,18 +203,28 @@ def load_image_text_matcher(name_or_path: str | Path, *,
                               signature=source_signature(name, model.config))
 
 
+def _cached_vectors(encoder, kind: str, keys: list[str], embed, cache: FeatureCache | None):
+    """(N, D) ``embed(rows)`` of each distinct key, through ``cache`` (one entry per key)."""
+    if cache is None or not keys:
+        return embed(list(range(len(keys))))
+    items = cache.get_or_compute_items(encoder.signature, kind, keys,
+                                       lambda rows: [{"x": v} for v in embed(rows)],
+                                       revision=model_revision(encoder))
+    return np.stack([item["x"] for item in items])
+
+
 def encode_texts(encoder: CLIPEncoder, texts: Sequence[str], *,
                  cache: FeatureCache | None = None, batch_size: int = 64,
                  progress: bool = False) -> np.ndarray:
     """``encoder.embed_texts``, each distinct text once, through ``cache`` when given."""
     unique = list(dict.fromkeys(texts))
 
-    def compute() -> dict[str, np.ndarray]:
-        return {"x": encoder.embed_texts(unique, batch_size=batch_size, progress=progress)}
+    def embed(rows: list[int]) -> np.ndarray:
+        return encoder.embed_texts([unique[i] for i in rows], batch_size=batch_size,
+                                   progress=progress)
 
-    x = compute()["x"] if cache is None else cache.get_or_compute(
-        encoder.signature, f"text_features|ctx={encoder.context_length}", checksum(unique),
-        compute)["x"]
+    x = _cached_vectors(encoder, f"text_features|ctx={encoder.context_length}",
+                       list(map(text_key, unique)), embed, cache)
     where = {t: i for i, t in enumerate(unique)}
     return x[[where[t] for t in texts]]
 
@@ -226,11 +236,10 @@ def encode_images(encoder, images: Sequence, *, cache: FeatureCache | None = Non
     first = {s: i for i, s in reversed(list(enumerate(sums)))}
     unique = list(dict.fromkeys(sums))
 
-    def compute() -> dict[str, np.ndarray]:
-        picked = [images[first[s]] for s in unique]
-        return {"x": encoder.embed_images(picked, batch_size=batch_size, progress=progress)}
+    def embed(rows: list[int]) -> np.ndarray:
+        picked = [images[first[unique[i]]] for i in rows]
+        return encoder.embed_images(picked, batch_size=batch_size, progress=progress)
 
-    x = compute()["x"] if cache is None else cache.get_or_compute(
-        encoder.signature, "image_features", checksum(unique), compute)["x"]
+    x = _cached_vectors(encoder, "image_features", unique, embed, cache)
     where = {s: i for i, s in enumerate(unique)}
     return x[[where[s] for s in sums]]
