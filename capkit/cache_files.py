@@ -22,6 +22,7 @@ hold it, so N processes that miss at once build once. Silence the warnings with
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import warnings
@@ -101,13 +102,18 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) ->
     return path
 
 
+@contextlib.contextmanager
 def open_npz(path: str | os.PathLike):
-    """``np.load`` of an ``.npz`` cache file, never unpickling; ValueError if it is not one."""
+    """``with open_npz(path) as z``: an ``.npz`` cache file, never unpickled; ValueError if the
+    file is not one. The file is opened here, not by ``np.load``, which leaks its handle when the
+    archive turns out to be damaged."""
     import numpy as np        # here, not at the top: the fetch script imports this module too
-    loaded = np.load(path, allow_pickle=False)
-    if not isinstance(loaded, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path} is a .npy array, not an .npz archive")
-    return loaded
+    with open(path, "rb") as f:
+        loaded = np.load(f, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError(f"{path} is a .npy array, not an .npz archive")
+        with loaded:
+            yield loaded
 
 
 def _describe(err: BaseException) -> str:

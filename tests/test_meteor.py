@@ -4,9 +4,14 @@ Expected values in this file were produced by meteor-1.5.jar (pycocoevalcap 1.2)
 full parity test (9 COCO Karpathy-test systems) is marked slow; Java tests skip without Java.
 The first test that needs the resources builds capkit's binary cache (~30 s, once a machine).
 """
+import gzip
 import importlib.util
 import shutil
+import subprocess
+import sys
 import warnings
+import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -172,10 +177,84 @@ def test_cache_file_is_written_atomically(tmp_path, monkeypatch):
     jar, table = R.meteor_files()
     path = R._cache_path(jar, table)
     assert path.parent == tmp_path / "meteor"
-    R._write_atomic(path, {"x": np.arange(3)})
-    assert [p.name for p in path.parent.iterdir()] == [path.name]     # no temporary left
-    with np.load(path) as z:
+    R.read_or_rebuild(path, R._read_cache, lambda: {"x": np.arange(3)}, R._write_cache, what="x")
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".lock"]
+    with np.load(path) as z:                                         # (no temporary left)
         np.testing.assert_array_equal(z["x"], np.arange(3))
+
+
+@pytest.fixture
+def mini_meteor(tmp_path, monkeypatch):
+    """A tiny stand-in for pycocoevalcap's meteor folder: its cache builds in milliseconds."""
+    from capkit.metrics.meteor import resources as R
+    folder = tmp_path / "meteor"
+    (folder / "data").mkdir(parents=True)
+    with zipfile.ZipFile(folder / "meteor-1.5.jar", "w") as z:
+        z.writestr("function/english.words", "a\nthe\n")
+        z.writestr("synonym/english.synsets", "dog\n1 2\ncat\n3\n")
+        z.writestr("synonym/english.exceptions", "go\nwent gone\n")
+        z.writestr("nonbreaking/english.prefixes", "Mr\n")
+    with gzip.open(folder / "data" / "paraphrase-en.gz", "wt", encoding="utf-8") as f:
+        f.write("0.5\na dog\na puppy\n0.25\ncat\nkitten\n")
+    monkeypatch.setenv(R.CACHE_ENV, str(tmp_path / "cache"))
+    R.load_resources.cache_clear()
+    yield str(folder)
+    R.load_resources.cache_clear()
+
+
+def _load_recording_warnings(meteor_dir):
+    from capkit.metrics.meteor import resources as R
+    R.load_resources.cache_clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        resources = R.load_resources(meteor_dir)
+    return resources, caught
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "other arrays"])
+def test_a_damaged_cache_is_rebuilt_with_one_warning(mini_meteor, damage):
+    from capkit.cache_files import CacheWarning
+    from capkit.metrics.meteor import resources as R
+    first, caught = _load_recording_warnings(mini_meteor)
+    path = R._cache_path(*R.meteor_files(mini_meteor))
+    assert caught == [] and path.is_file() and first.synsets("dog") == {1, 2}
+    with np.load(path) as z:
+        assert sorted(z.files) == sorted(R._CACHED)                 # the reader reads them all
+    if damage == "truncated":                # as a killed copy or a full disk leaves it
+        path.write_bytes(path.read_bytes()[:path.stat().st_size // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    else:
+        with open(path, "wb") as f:
+            np.savez(f, x=np.arange(3))
+    again, caught = _load_recording_warnings(mini_meteor)
+    assert [w.category for w in caught] == [CacheWarning]
+    assert str(path) in str(caught[0].message) and "rebuilt METEOR" in str(caught[0].message)
+    assert again.synsets("dog") == {1, 2} and again.exceptions == first.exceptions
+    assert _load_recording_warnings(mini_meteor)[1] == []            # the rebuilt file reads
+
+
+def test_two_processes_building_the_cache_at_once(mini_meteor):
+    from capkit.metrics.meteor import resources as R
+    code = ("import sys; from capkit.metrics.meteor.resources import load_resources; "
+            "assert load_resources(sys.argv[1]).synsets('dog') == {1, 2}")
+    procs = [subprocess.Popen([sys.executable, "-W", "error", "-c", code, mini_meteor],
+                              cwd=Path(__file__).resolve().parents[1], stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
+    path = R._cache_path(*R.meteor_files(mini_meteor))
+    assert sorted(R._read_cache(path)) == sorted(R._CACHED)
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".lock"]
+
+
+def test_a_read_only_cache_folder_builds_in_memory(mini_meteor, read_only, monkeypatch, tmp_path):
+    from capkit.cache_files import CacheWarning
+    monkeypatch.setenv("CAPKIT_CACHE_DIR", str(read_only(tmp_path / "ro")))
+    resources, caught = _load_recording_warnings(mini_meteor)
+    assert resources.synsets("cat") == {3}
+    assert [w.category for w in caught] == [CacheWarning] and "in memory" in str(caught[0].message)
+    assert list((tmp_path / "ro").iterdir()) == []
 
 
 # ---------------------------------------------------------------- against the jar itself

@@ -13,7 +13,9 @@ call writes everything as one ``.npz`` (50 MB) into capkit's cache folder
 (``$CAPKIT_CACHE_DIR``, else ``~/.cache/capkit``), atomically (temporary file + rename); later
 processes load it in ~0.1 s, and ``load_resources`` keeps it for the life of the process. The
 file name holds a key of the source files, the stemmer's version and the format, so a stale
-cache is never read; the folder can be deleted at any time.
+cache is never read; the folder can be deleted at any time. Processes that miss at once build it
+once (a lock beside the file); a damaged file is rebuilt with one warning naming it, and a
+read-only folder means building in memory (``capkit.cache_files``).
 
 Phrases are stored as 64-bit hashes of their word ids (``phrase_hash``): two different phrases
 would have to collide in 64 bits to be confused (odds ~1e-7 over a whole corpus).
@@ -26,13 +28,13 @@ import hashlib
 import importlib.util
 import itertools
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from capkit.cache_files import open_npz, read_or_rebuild
 from capkit.metrics.meteor.normalize import english_stemmer, java_hash, parse_nonbreaking
 
 CACHE_ENV = "CAPKIT_CACHE_DIR"
@@ -43,6 +45,9 @@ _MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
 HASH_SEED = np.uint64(0x165667B19E3779F9)
 _JAR_FILES = ("function/english.words", "synonym/english.synsets",
               "synonym/english.exceptions", "nonbreaking/english.prefixes")
+_CACHED = ("function_words", "nonbreaking", "syn_words", "syn_ptr", "syn_ids", "exc_form",
+           "exc_base", "vocab", "word_hash", "word_stem", "ref_hash", "ref_ptr", "entry_par",
+           "par_hash")                 # the arrays of the cache file (_read_jar, _read_paraphrases)
 
 
 @dataclass(frozen=True)
@@ -230,19 +235,14 @@ def _read_paraphrases(table: Path) -> dict[str, np.ndarray]:
     }
 
 
-def _write_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _read_cache(path: Path) -> dict[str, np.ndarray]:
+    """The cached arrays; KeyError if one is missing (another format), zip errors if damaged."""
+    with open_npz(path) as z:
+        return {k: z[k] for k in _CACHED}
+
+
+def _write_cache(f, arrays: dict[str, np.ndarray]) -> None:
+    np.savez(f, **arrays)
 
 
 def _build(arrays: dict[str, np.ndarray], source: str) -> MeteorResources:
@@ -267,14 +267,10 @@ def _build(arrays: dict[str, np.ndarray], source: str) -> MeteorResources:
 def load_resources(meteor_dir: str | None = None, use_cache: bool = True) -> MeteorResources:
     """All METEOR resources, from the binary cache when it exists (built on first use, ~20 s)."""
     jar, table = meteor_files(meteor_dir)
-    path = _cache_path(jar, table)
-    if use_cache and path.is_file():
-        try:
-            with np.load(path) as z:
-                return _build({k: z[k] for k in z.files}, str(jar.parent))
-        except (OSError, ValueError, KeyError):
-            pass                                   # unreadable cache: rebuild it below
-    arrays = {**_read_jar(jar), **_read_paraphrases(table)}
-    if use_cache:
-        _write_atomic(path, arrays)
+
+    def build() -> dict[str, np.ndarray]:
+        return {**_read_jar(jar), **_read_paraphrases(table)}
+
+    arrays = read_or_rebuild(_cache_path(jar, table), _read_cache, build, _write_cache,
+                             what="METEOR's resources (~20 s)") if use_cache else build()
     return _build(arrays, str(jar.parent))
