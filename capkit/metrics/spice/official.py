@@ -13,7 +13,8 @@ What this wrapper fixes around the jar:
   fails after scoring; there capkit runs a 30-line Java source file (``RUNNER``, launched with
   Java 11+'s source launcher) that calls the same public SPICE classes and writes the JSON
   itself. ``--add-opens`` flags let its serialiser (fst 2.47) work on Java 16+.
-* the parse cache lives in capkit's cache folder, not inside site-packages;
+* the parse cache lives in capkit's cache folder, not inside site-packages, and a read-only
+  cache folder means parsing without it (one warning), not a crash;
 * a time limit (``timeout``), an error with the jar's own message when it fails, and no NaN
   corpus score: a caption whose parse failed (``f`` = NaN) gets 0 with a warning, and the
   corpus score is the mean over the others, like the jar's own summary (pycocoevalcap's mean
@@ -158,6 +159,19 @@ def spice_command(java: str, version: int, input_json: Path, output_json: Path, 
                   "" if cache is None else str(cache), str(threads)]
 
 
+def parse_cache(folder: Path) -> Path | None:
+    """``folder`` for the jar's parse cache (an LMDB database, which manages concurrent runs
+    itself), or None with one warning when it cannot be written: SPICE then parses anew."""
+    from capkit.cache_files import unwritable_message, warn
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()    # LMDB writes its lock file there
+    except OSError as err:
+        warn(unwritable_message(folder, err, "SPICE's parses"))
+        return None
+    return folder
+
+
 def run_spice(tests: list[str], refs: list[list[str]], *, corenlp_folder=None, java=None,
               timeout: float = 3600, threads: int | None = None, memory: str = "8G",
               use_cache: bool = True) -> list[dict]:
@@ -167,9 +181,7 @@ def run_spice(tests: list[str], refs: list[list[str]], *, corenlp_folder=None, j
     java = find_java(java)
     corenlp = find_corenlp(corenlp_folder)
     version = java_version(java)
-    cache = cache_dir() / "spice" / "parse-cache" if use_cache else None
-    if cache is not None:
-        cache.mkdir(parents=True, exist_ok=True)
+    cache = parse_cache(cache_dir() / "spice" / "parse-cache") if use_cache else None
     with tempfile.TemporaryDirectory(prefix="capkit-spice-") as tmp:
         tmp = Path(tmp)
         runner = None
