@@ -165,7 +165,7 @@ def test_parse_cache_in_capkits_folder_or_none_when_read_only(tmp_path, monkeypa
                                                               writable):
     import warnings
     from capkit.cache_files import CacheWarning
-    S = importlib.import_module("capkit.metrics.spice")
+    S = importlib.import_module("capkit.metrics.spice.official")
     corenlp = _fake_corenlp(tmp_path / "nlp")
     cache = tmp_path / "cache" if writable else read_only(tmp_path / "ro")
     monkeypatch.setenv("CAPKIT_CACHE_DIR", str(cache))
