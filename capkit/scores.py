@@ -17,11 +17,30 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 
 from capkit import __version__
+
+
+class ReadOnlyDict(dict):
+    """A dict that refuses changes; pickles and deep-copies like a dict (a mappingproxy does not)."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("this mapping is read-only (Scores and MetricSpec are values); build a "
+                        "new one with dataclasses.replace(...)")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
+
+    def __reduce__(self):
+        return (type(self), (dict(self),))
+
+    def __deepcopy__(self, memo):
+        import copy
+        return type(self)(copy.deepcopy(dict(self), memo))
+
+    def __hash__(self) -> int:        # hashable when its values are
+        return hash(tuple(sorted(self.items(), key=repr)))
 
 
 def _frozen(value: object) -> object:
@@ -31,7 +50,7 @@ def _frozen(value: object) -> object:
         out.setflags(write=False)
         return out
     if isinstance(value, Mapping):
-        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+        return ReadOnlyDict({k: _frozen(v) for k, v in value.items()})
     if isinstance(value, list):
         return tuple(_frozen(v) for v in value)
     return value

@@ -20,7 +20,8 @@ import functools
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
+
+from capkit.scores import ReadOnlyDict
 
 SUITES = ("classic", "systems", "bench")
 
@@ -44,7 +45,7 @@ class MetricSpec:
     builtin: bool = True
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+        object.__setattr__(self, "options", ReadOnlyDict(self.options))
         object.__setattr__(self, "suites", frozenset(self.suites))
         unknown = set(self.suites) - set(SUITES)
         if unknown:
