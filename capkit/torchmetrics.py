@@ -13,8 +13,8 @@ the end of the epoch and ``reset()`` after it.
 
 What compute() returns
 ----------------------
-Exactly ``capkit.metrics.score(all_candidates, all_references, [name])[name]`` on the captions of
-every update on every process (``get_metric(name)(..., **options)`` when options are given):
+Exactly ``capkit.metrics.Scorer([name]).score(all_candidates, all_references)[name]`` on the captions of
+every update on every process (options go to that metric through the Scorer):
 ``compute()`` returns its corpus score as a 0-d float64 tensor (the torchmetrics convention, so
 ``self.log`` takes it) and keeps the whole ``Scores`` in ``metric.scores``. Corpus scores are the
 metric's own: BLEU pools n-gram counts over all processes' captions, CIDEr-D takes document
@@ -64,7 +64,6 @@ same gathered state, all of them raise together and none is left waiting in a co
 from __future__ import annotations
 
 import collections
-import dataclasses
 import inspect
 import json
 from collections.abc import Mapping, Sequence
@@ -79,7 +78,7 @@ except ImportError as err:
     raise ImportError("capkit.torchmetrics needs torchmetrics (and torch): pip install "
                       "torchmetrics, or pip install 'capkit[distributed]'") from err
 
-from capkit.scores import Scores, as_scores
+from capkit.scores import Scores
 
 # keyword arguments of torchmetrics.Metric itself; every other keyword is a capkit metric option
 METRIC_KWARGS = ("compute_on_cpu", "dist_sync_on_step", "process_group", "dist_sync_fn",
@@ -87,38 +86,34 @@ METRIC_KWARGS = ("compute_on_cpu", "dist_sync_on_step", "process_group", "dist_s
 _HEADER = 8   # bytes of the little-endian record length
 
 
-# ---- the one place that calls capkit's metric API (switch to the registry's Scorer here) -------
+# ---- the one place that calls capkit's metric API: the registry and the one Scorer ---------------
 
 def _metric_function(name: str, options: dict):
     """The metric for ``name``, with ``options`` checked as far as that is cheap."""
-    from capkit.metrics import CLASSIC, get_metric, needs_images
-    fn = get_metric(name)       # ValueError listing the registered names
-    if needs_images(fn):
+    from capkit.metrics import get_spec
+    spec = get_spec(name)       # ValueError listing the registered names
+    if spec.images or spec.scenes:
         raise ValueError(f"metric {name!r} scores captions against images; CaptionMetric gathers "
                          "only text, so use a reference-based metric or score images directly")
+    fn = spec.function
     try:
         inspect.signature(fn).bind(["c"], [["r"]], **options)
     except TypeError as err:
         raise ValueError(f"metric {name!r} does not take the options {sorted(options)} ({err}); "
                          "see its docstring for the options it has") from None
-    if name in CLASSIC and options:
+    if "classic" in spec.suites and options:
         # array code on two tiny captions: bad values (bleu_4 with n=5) fail here, not at compute
         fn(["a dog", "a cat"], [["a dog"], ["a cat"]], **options)
     return fn
 
 
 def _score(name: str, options: dict, ids, candidates: list, references: list) -> Scores:
-    """What the functional call on the whole data gives."""
-    from capkit.metrics import get_metric, score
-    if not options:
-        if ids is not None:
-            candidates, references = dict(zip(ids, candidates)), dict(zip(ids, references))
-        return score(candidates, references, [name])[name]
-    result = as_scores(name, get_metric(name)(candidates, references, **options))
-    if len(result) != len(candidates):
-        raise ValueError(f"metric {name!r} returned {len(result)} scores for {len(candidates)} "
-                         "candidates; it must return one per candidate")
-    return result if ids is None else dataclasses.replace(result, ids=tuple(ids))
+    """What the functional call on the whole data gives (``capkit.metrics.Scorer``)."""
+    from capkit.metrics import Scorer
+    if ids is not None:
+        candidates, references = dict(zip(ids, candidates)), dict(zip(ids, references))
+    scorer = Scorer([name], options={name: options} if options else None)
+    return scorer.score(candidates, references)[name]
 
 # -------------------------------------------------------------------------------------------------
 
