@@ -175,6 +175,6 @@ def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -
     t_ours, out_ours = median_time(lambda: _run(ours), repeat)
     t_theirs, out_theirs = median_time(lambda: _run(theirs), repeat)
     a = {m: v["corpus"] for m, v in json.loads(out_ours)["metrics"].items()}
-    b = json.loads(out_theirs)
+    b = json.loads(out_theirs.strip().splitlines()[-1])     # its Bleu prints stats first
     return {"capkit_s": t_ours, "pycocoevalcap_s": t_theirs, "ratio": t_theirs / t_ours,
             "max_corpus_diff": max(abs(a[m] - b[m]) for m in b)}
