@@ -84,3 +84,18 @@ def test_metrics_never_import_the_command_line():
     bad = [f"{where}:{line}" for where, target, line in _imports()
            if where.startswith("metrics") and target in ("commands", "cli", "training")]
     assert not bad
+
+
+def test_every_torch_load_is_weights_only():
+    """A pickle can run code when it is loaded: capkit unpickles tensors only (#17)."""
+    bad = []
+    for folder in ("capkit", "benchmarks", "data_scripts"):
+        for path in (PACKAGE.parent / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        node.func.attr == "load" and getattr(node.func.value, "id", "") == "torch":
+                    safe = any(k.arg == "weights_only" and getattr(k.value, "value", None) is True
+                               for k in node.keywords)
+                    if not safe:
+                        bad.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert not bad, f"torch.load without weights_only=True at {bad}"

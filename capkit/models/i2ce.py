@@ -43,6 +43,8 @@ import dataclasses
 import functools
 import hashlib
 import json
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -315,19 +317,17 @@ class I2CE:
 
     def save(self, path: str | Path, extra_meta: dict | None = None) -> str:
         """Write a safetensors checkpoint atomically; returns its sha256."""
-        from safetensors.torch import save_file
+        from safetensors.torch import save
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {k: v for k, v in {**self.meta, **(extra_meta or {})}.items()
                 if k not in ("sha256", "path")}
         meta.update(config=dataclasses.asdict(self.model.cfg), vocabulary=list(self.vocab.words))
         tensors = {k: v.detach().cpu().contiguous() for k, v in self.model.state_dict().items()}
-        tmp = path.with_name(path.name + ".tmp")
         # one metadata entry, keys sorted: the file's bytes depend only on weights and recipe
-        save_file(tensors, str(tmp), metadata={"i2ce": json.dumps(meta, sort_keys=True)})
-        tmp.replace(path)
-        path.chmod(0o644)                   # safetensors writes 0600; a checkpoint is shareable
-        self.sha256 = self.meta["sha256"] = file_sha256(path)
+        data = save(tensors, metadata={"i2ce": json.dumps(meta, sort_keys=True)})
+        write_atomic(path, data)
+        self.sha256 = self.meta["sha256"] = hashlib.sha256(data).hexdigest()
         return self.sha256
 
 
@@ -353,6 +353,23 @@ def untrained_like(model: I2CE, seed: int = 0) -> I2CE:
     return I2CE(fresh, model.vocab, meta, model.device)
 
 
+def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never half:
+    a uniquely named temporary file in the same folder (two runs writing one path never share
+    it), fsync, then ``os.replace``. ``mode``: 0o644, a checkpoint is shareable."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def file_sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -369,18 +386,34 @@ def read_checkpoint(path: str | Path, device: str = "cpu") -> I2CE:
         raise FileNotFoundError(f"no I2CE checkpoint at {str(path)!r}; train one with "
                                 "`capkit train i2ce --preset small --out PATH` or give the "
                                 "path of a .safetensors file written by it")
-    with safe_open(str(path), framework="pt") as f:
-        meta = json.loads((f.metadata() or {}).get("i2ce", "{}"))
-        tensors = {k: f.get_tensor(k) for k in f.keys()}
-    if "config" not in meta or "vocabulary" not in meta:
-        raise ValueError(f"{path} is not an I2CE checkpoint (no config/vocabulary metadata)")
-    cfg = I2CEConfig(**meta.pop("config"))
-    vocab = Vocabulary(tuple(meta.pop("vocabulary")))
-    model = AutoEncoder(cfg)
-    model.load_state_dict(tensors)
+    what_to_do = ("write it again with `capkit train i2ce --out PATH`, or give the path of a "
+                  ".safetensors file written by it")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = json.loads((f.metadata() or {}).get("i2ce", "{}"))
+            tensors = {k: f.get_tensor(k) for k in f.keys()}
+    except Exception as err:      # safetensors raises its own error type for a damaged file
+        raise ValueError(f"I2CE checkpoint {path} cannot be read ({_first_line(err)}); "
+                         f"{what_to_do}") from None
+    if not isinstance(meta, dict) or "config" not in meta or "vocabulary" not in meta:
+        raise ValueError(f"{path} is not an I2CE checkpoint (no config/vocabulary metadata); "
+                         f"{what_to_do}")
+    try:
+        cfg = I2CEConfig(**meta.pop("config"))
+        vocab = Vocabulary(tuple(meta.pop("vocabulary")))
+        model = AutoEncoder(cfg)
+        model.load_state_dict(tensors)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise ValueError(f"I2CE checkpoint {path} does not fit the model it describes "
+                         f"({_first_line(err)}); {what_to_do}") from None
     meta["sha256"] = file_sha256(path)
     meta["path"] = str(path)
     return I2CE(model, vocab, meta, device)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0][:200]}" if text else type(err).__name__
 
 
 @functools.lru_cache(maxsize=4)

