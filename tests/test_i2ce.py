@@ -326,3 +326,70 @@ def test_user_errors_say_what_to_do(tmp_path):
     enc = I2CE(model, vocab, {"preset": "tiny"})        # 8-d toy vectors, bundle GloVe is 50-d
     with pytest.raises(ValueError, match="needs the GloVe"):
         enc.encode(["a zebra"], oov="glove")
+
+
+# ----------------------------------------------------------------------------- unsafe state files
+
+class _RunsACommand:
+    """Unpickling this runs a shell command that creates a marker file."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        import os
+        return os.system, (f"touch {self.marker}",)
+
+
+@pytest.mark.parametrize("how", ["pickle", "torch.save"])
+def test_resume_refuses_a_crafted_state_file_before_it_runs(tmp_path, monkeypatch, capsys, how):
+    import pickle
+
+    from capkit.cli import main
+    from capkit.training import i2ce as training
+    work, marker = tmp_path / "work", tmp_path / "pwned"
+    work.mkdir()
+    state = work / "state.pt"
+    if how == "pickle":
+        state.write_bytes(pickle.dumps(_RunsACommand(marker), protocol=2))
+    else:
+        torch.save({"model": _RunsACommand(marker), "optimizer": {}}, state)
+    monkeypatch.setattr(training, "training_corpus", lambda seed=0: pytest.fail("did work"))
+    with pytest.raises(ValueError, match="state.pt.*delete .* to start over, or point "
+                       "--workdir") as err:
+        training.train_i2ce("tiny", workdir=work, resume=True)
+    assert str(state) in str(err.value)
+    assert not marker.exists()
+    assert main(["train", "i2ce", "--preset", "tiny", "--workdir", str(work), "--resume",
+                 "--out", str(tmp_path / "m.safetensors")]) == 2
+    assert str(state) in capsys.readouterr().err and not marker.exists()
+    assert not (tmp_path / "m.safetensors").exists()
+
+
+def test_state_is_tensors_plus_json_and_a_torn_pair_is_named(tmp_path, monkeypatch):
+    import json
+
+    from capkit.models import glove as glove_module
+    from capkit.training import i2ce as training
+    monkeypatch.setattr(glove_module, "load_glove", lambda path=None: toy_glove())
+    schedule = training.Schedule(epochs=(1, 1), batch_size=32, lr=1e-2, max_val=20)
+    work = tmp_path / "work"
+    training.train_i2ce("tiny", workdir=work, schedule=schedule, corpus=_synthetic_corpus())
+    assert sorted(p.name for p in work.iterdir()) == ["state.json", "state.pt"]  # no temporaries
+    tensors = torch.load(work / "state.pt", weights_only=True)
+    assert set(tensors) == {"model", "optimizer"}
+    info = json.loads((work / "state.json").read_text())
+    assert info["done"] == 2 and len(info["history"]) == 2 and info["recipe"]["preset"] == "tiny"
+    torch.save({"model": {}, "optimizer": {}}, work / "state.pt")      # another run's tensors
+    with pytest.raises(ValueError, match=r"state\.pt: it is not the file state\.json describes"):
+        training.train_i2ce("tiny", workdir=work, resume=True)
+    (work / "state.pt").unlink()
+    with pytest.raises(ValueError, match=r"state\.json: state\.pt is missing beside it"):
+        training.train_i2ce("tiny", workdir=work, resume=True)
+
+
+def test_a_damaged_checkpoint_is_named(tmp_path):
+    bad = tmp_path / "broken.safetensors"
+    bad.write_bytes(b"\x00" * 40)
+    with pytest.raises(ValueError, match=f"{bad}.*capkit train i2ce"):
+        read_checkpoint(bad)

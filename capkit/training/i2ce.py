@@ -17,8 +17,12 @@ Schedule (the paper's, with the corpora capkit has; ``capkit.training.corpus``):
   the same batches as an uninterrupted one;
 * after every epoch: held-out reconstruction (greedy decoding from the intrinsic vector) as
   token accuracy (position by position, up to and including ``<eos>``) and exact-match rate,
-  then the training state is written atomically to ``workdir/state.pt`` (``resume=True``
-  continues from it).
+  then the training state is written atomically to ``workdir`` (``resume=True`` continues
+  from it): ``state.pt`` holds tensors only (the model's and the optimiser's state dicts) and is
+  read with ``torch.load(weights_only=True)``, so a crafted file in a shared workdir cannot run
+  code; ``state.json`` holds the rest (recipe, history, epochs done, ``state.pt``'s sha256).
+  Nothing else needs saving: batch orders come from generators seeded by (seed, stage, epoch)
+  and training draws no other random numbers.
 
 Reproducible: the same seed, preset, schedule and thread count give the same checkpoint bytes
 on a CPU (deterministic algorithms, fixed thread count, no dropout, metadata without times).
@@ -28,7 +32,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
+import hashlib
+import io
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from capkit.models.i2ce import I2CE, AutoEncoder, get_config, pad_batch
+from capkit.models.i2ce import I2CE, AutoEncoder, get_config, pad_batch, write_atomic
 from capkit.models.i2ce_vocab import BOS, EOS, PAD, build_vocabulary, embedding_matrix, tokenize
 from capkit.training.corpus import STAGES, TrainingCorpus, training_corpus
 
@@ -141,10 +147,58 @@ def _encode_stage(vocab, texts: list[str], max_len: int, limit: int | None) -> l
     return [vocab.ids(t)[:max_len] for t in tokenize(texts)]
 
 
-def _atomic_save(obj, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+STATE_TENSORS, STATE_INFO = "state.pt", "state.json"
+
+
+def save_state(workdir: Path, tensors: dict, info: dict) -> None:
+    """``state.pt`` (state dicts, tensors only), then ``state.json`` (``info`` and the sha256 of
+    ``state.pt``), each written atomically; the JSON is written last, so it names a whole file."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    torch.save(tensors, buffer)
+    data = buffer.getvalue()
+    write_atomic(workdir / STATE_TENSORS, data)
+    info = {**info, "state_sha256": hashlib.sha256(data).hexdigest()}
+    write_atomic(workdir / STATE_INFO, json.dumps(info, indent=1).encode("utf-8"))
+
+
+def load_state(workdir: Path) -> tuple[dict, dict] | None:
+    """The ``(tensors, info)`` that ``save_state`` wrote, or None if ``workdir`` holds neither.
+
+    ``state.pt`` is unpickled with ``weights_only=True`` only: tensors, dicts, lists and numbers
+    load; anything else (a crafted file that would run code) is refused before it runs. Every
+    failure is a ValueError that names the file and says what to do.
+    """
+    pt, js = workdir / STATE_TENSORS, workdir / STATE_INFO
+    if not pt.exists() and not js.exists():
+        return None
+    fix = (f"delete {pt} and {js} to start over, or point --workdir (workdir=) at another "
+           "folder")
+
+    def broken(path: Path, why: str) -> ValueError:
+        return ValueError(f"cannot resume from the training state {path}: {why}; {fix}")
+    if not pt.is_file():
+        raise broken(js, f"{pt.name} is missing beside it")
+    data = pt.read_bytes()
+    try:
+        tensors = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as err:        # UnpicklingError for a crafted file, others for damage
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise broken(pt, f"it is not a tensors-only state file ({type(err).__name__}: "
+                     f"{first})") from None
+    if not isinstance(tensors, dict) or set(tensors) != {"model", "optimizer"}:
+        raise broken(pt, "it does not hold the model and optimizer states")
+    try:
+        info = json.loads(js.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise broken(js, f"it cannot be read ({type(err).__name__}: {err})") from None
+    if not isinstance(info, dict) or not {"recipe", "history", "done",
+                                          "state_sha256"} <= set(info):
+        raise broken(js, "it lacks recipe, history, done or state_sha256")
+    if info["state_sha256"] != hashlib.sha256(data).hexdigest():
+        raise broken(pt, f"it is not the file {js.name} describes (two runs wrote into one "
+                     "workdir, or one was stopped between the two files)")
+    return tensors, info
 
 
 def train_i2ce(preset: str = "small", *, out: str | Path | None = None,
@@ -167,6 +221,8 @@ def train_i2ce(preset: str = "small", *, out: str | Path | None = None,
         raise ValueError("resume=True needs the workdir= of the interrupted run")
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads!r}")
+    workdir = None if workdir is None else Path(workdir)
+    saved = load_state(workdir) if resume else None       # fails before any work is done
     with deterministic(threads):
         corpus = corpus or training_corpus(seed)
         vectors = load_glove(glove)
@@ -185,16 +241,15 @@ def train_i2ce(preset: str = "small", *, out: str | Path | None = None,
                   "schedule": dataclasses.asdict(schedule), "glove": vectors.source,
                   "vocab_size": len(vocab), **({"model_config": model_config} if model_config
                                                else {})}
-        state_path = None if workdir is None else Path(workdir) / "state.pt"
         history: list[dict] = []
         done, state, optimizer = 0, None, None        # done: epochs finished over both stages
-        if resume and state_path.is_file():
-            state = torch.load(state_path, weights_only=False)
-            if state["recipe"] != recipe:
-                raise ValueError(f"{state_path} was written by another recipe "
-                                 f"({state['recipe']}); use a new workdir or the same options")
+        if saved is not None:
+            state, info = saved
+            if info["recipe"] != json.loads(json.dumps(recipe)):     # as JSON wrote it
+                raise ValueError(f"{workdir / STATE_INFO} was written by another recipe "
+                                 f"({info['recipe']}); use a new workdir or the same options")
             model.load_state_dict(state["model"])
-            history, done = state["history"], state["done"]
+            history, done = info["history"], info["done"]
         plan = [(s, e) for s, n in zip(STAGES, schedule.epochs) for e in range(n)]
         for k, (stage, epoch) in enumerate(plan):
             if k < done:
@@ -226,11 +281,10 @@ def train_i2ce(preset: str = "small", *, out: str | Path | None = None,
                     row.update({f"{other}_{k}": v for k, v in
                                 reconstruction(model, data[other][1]).items()})
             history.append(row)
-            if state_path is not None:
-                state_path.parent.mkdir(parents=True, exist_ok=True)
-                _atomic_save({"recipe": recipe, "model": model.state_dict(),
-                              "optimizer": optimizer.state_dict(), "history": history,
-                              "done": k + 1}, state_path)
+            if workdir is not None:
+                save_state(workdir, {"model": model.state_dict(),
+                                     "optimizer": optimizer.state_dict()},
+                           {"recipe": recipe, "history": history, "done": k + 1})
         meta = {**recipe, "glove_path": None if glove is None else str(glove),
                 "history": history, "corpus": corpus.protocol,
                 "command": (f"capkit train i2ce --preset {preset} --seed {seed} "
