@@ -1,7 +1,16 @@
-"""Argument types shared by several subcommands."""
+"""Argument types and checks shared by several subcommands.
+
+Output paths are checked before any work (``output_dir``, ``output_file``): a benchmark that runs
+for minutes and then cannot write its results has wasted those minutes. The check writes and
+removes a probe file where the output will go (``os.access`` would not do: it says yes to root
+on a read-only mount and to anyone on ``/proc``); it creates nothing that stays.
+"""
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
+from pathlib import Path
 
 
 def metric_list(text: str) -> list[str]:
@@ -10,3 +19,41 @@ def metric_list(text: str) -> list[str]:
     if not names:
         raise argparse.ArgumentTypeError("give at least one metric name")
     return names
+
+
+def _probe(path: Path, folder: Path, option: str, what: str) -> None:
+    """Raise ValueError (naming ``option`` and ``path``) unless a file can be created in
+    ``folder``, or, if it does not exist yet, in the nearest folder above it that does."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent                 # the folder that would hold the new ones
+    if not existing.is_dir():
+        raise ValueError(f"{option} {path}: cannot write the {what} there, {existing} is a "
+                         "file, not a folder; give another path")
+    try:
+        fd, probe = tempfile.mkstemp(dir=existing, prefix=".capkit-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise ValueError(f"{option} {path}: cannot write the {what} there ({err.strerror or err}"
+                         f" in {existing}); give a folder you can write to") from None
+
+
+def output_dir(path: str | os.PathLike, option: str = "--out") -> Path:
+    """``path`` as a Path, once it is known that the folder exists or can be created, and that
+    files can be written in it; otherwise a ValueError naming ``option`` and the path."""
+    path = Path(path).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option} {path} is a file; give a folder (it is created if missing)")
+    _probe(path, path, option, "output folder")
+    return path
+
+
+def output_file(path: str | os.PathLike, option: str = "--out") -> Path:
+    """``path`` as a Path, once it is known that the file can be written (its folder exists or
+    can be created and is writable; it is not a folder); otherwise a ValueError."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise ValueError(f"{option} {path} is a folder; give a file name")
+    _probe(path, path.parent, option, "file")
+    return path

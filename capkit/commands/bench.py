@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from capkit.commands.args import metric_list
+from capkit.commands.args import metric_list, output_dir
 
 
 def _benchmark_list(text: str) -> list[str]:
@@ -36,6 +36,7 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from capkit.meta_eval import DEFAULT_N_BOOT, benchmark, get_protocol
 
+    out = None if args.out is None else output_dir(args.out)      # before minutes of work
     benchmarks = args.benchmarks if isinstance(args.benchmarks, list) \
         else _benchmark_list(args.benchmarks)
     n_boot = DEFAULT_N_BOOT if args.n_boot is None else args.n_boot
@@ -61,13 +62,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {b}: {p.statistic}; rows: {p.rows}; references: {p.references}")
         sigs = {cell.metric: cell.signature for cell in results.cells()}
         print("signatures:\n" + "\n".join(f"  {m}: {s}" for m, s in sigs.items()))
-    if args.out is not None:
+    if out is not None:
         from capkit.plots.bench import save_figures
-        args.out.mkdir(parents=True, exist_ok=True)
-        tmp = args.out / "results.json.partial"
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = out / "results.json.partial"
         tmp.write_text(results.to_json())
-        tmp.replace(args.out / "results.json")
-        paths = save_figures(results, args.out)
-        print(f"wrote {args.out / 'results.json'} and {len(paths)} figures to {args.out}",
-              file=sys.stderr)
+        tmp.replace(out / "results.json")
+        paths = save_figures(results, out)
+        print(f"wrote {out / 'results.json'} and {len(paths)} figures to {out}", file=sys.stderr)
     return 0

@@ -1,10 +1,14 @@
-"""`capkit robustness`: how metrics react to pathological captions (Cui et al. 2018, Fig. 6)."""
+"""`capkit robustness`: how metrics react to pathological captions (Cui et al. 2018, Fig. 6).
+
+Writes files only where asked: ``--out DIR`` gets ``robustness.json`` and the curves figure
+``robustness.png``; ``--figure PATH`` names the figure alone. Without them it only prints.
+"""
 from __future__ import annotations
 
 import argparse
 import json
 
-from capkit.commands.args import metric_list
+from capkit.commands.args import metric_list, output_dir, output_file
 from capkit.report import format_table
 
 
@@ -36,8 +40,12 @@ def register(sub) -> None:
                         "EfficientNet-Lite0 features (default: tf-idf of the references)")
     p.add_argument("--bootstrap", type=int, default=1000, help="image resamples for the bands")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--figure", default="robustness.png",
-                   help="where to write the curves figure ('' for none)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="folder for robustness.json and the curves figure robustness.png "
+                        "(default: print only, write nothing)")
+    p.add_argument("--figure", default=None, metavar="PATH",
+                   help="where to write the curves figure (default: DIR/robustness.png with "
+                        "--out, else none)")
     p.add_argument("--format", choices=["json", "csv", "table", "markdown"], default="table")
     p.set_defaults(func=run)
 
@@ -61,6 +69,9 @@ def _figure(result, path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from capkit.robustness import dataset_references, robustness
 
+    out = None if args.out is None else output_dir(args.out)       # checked before any work
+    figure = output_file(args.figure, "--figure") if args.figure else \
+        (None if out is None else out / "robustness.png")
     refs = dataset_references(args.dataset, n_images=args.images, seed=args.seed)
     try:
         features = None
@@ -72,8 +83,14 @@ def run(args: argparse.Namespace) -> int:
                             progress=args.format != "json")
     except ImportError as err:      # KS needs spaCy, SS the GloVe bundle: say what to install
         raise RuntimeError(str(err)) from err
-    if args.figure:
-        _figure(result, args.figure)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = out / "robustness.json.partial"
+        tmp.write_text(json.dumps(result.to_dict(), indent=1))
+        tmp.replace(out / "robustness.json")
+    if figure is not None:
+        figure.parent.mkdir(parents=True, exist_ok=True)
+        _figure(result, figure)
     if args.format == "json":
         print(json.dumps(result.to_dict(), indent=1))
         return 0
@@ -85,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nAUC of the normalised score over gamma in [0, 1] (lower = more robust); "
               f"{len(result.images):,} images of {args.dataset}")
         print(f"signature: {result.signature}")
-        if args.figure:
-            print(f"curves: {args.figure}")
+        if out is not None:
+            print(f"results: {out / 'robustness.json'}")
+        print(f"curves: {figure}" if figure is not None else
+              "curves: not drawn; add --out DIR or --figure PATH")
     return 0

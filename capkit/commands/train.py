@@ -50,13 +50,16 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     import dataclasses
 
+    from capkit.commands.args import output_dir, output_file
+    out = output_file(args.out or f"i2ce_{args.preset}.safetensors")   # before any training
+    if args.workdir is not None:
+        output_dir(args.workdir, "--workdir")
+
     from capkit.report import format_table
     from capkit.training.i2ce import SCHEDULES, train_i2ce
-
     schedule = SCHEDULES[args.preset]
     if args.epochs is not None:
         schedule = dataclasses.replace(schedule, epochs=args.epochs)
-    out = args.out or f"i2ce_{args.preset}.safetensors"
     start = time.perf_counter()
     result = train_i2ce(args.preset, out=out, workdir=args.workdir, seed=args.seed,
                         threads=args.threads, schedule=schedule, glove=args.glove,

@@ -1,0 +1,115 @@
+"""Output paths: every command checks where it will write BEFORE any work, and writes nothing
+into the current folder unless told to (#17.7)."""
+import argparse
+import importlib
+import time
+
+import pytest
+
+from capkit.cli import main
+from capkit.commands import COMMANDS
+from capkit.commands.args import output_dir, output_file
+
+NOPE = "/proc/nope"          # cannot be created, not even by root
+
+# every option through which a command writes files; each has a fail-fast test below
+OUTPUT_OPTIONS = {"bench": {"out"}, "robustness": {"out", "figure"}, "train": {"out", "workdir"}}
+WRITING_NAMES = {"out", "figure", "workdir", "save", "write"}
+
+
+def _options(command: str) -> set[str]:
+    parser = argparse.ArgumentParser(prog="capkit")
+    sub = parser.add_subparsers(dest="command")
+    importlib.import_module(f"capkit.commands.{COMMANDS[command][0]}").register(sub)
+    found, stack = set(), [parser]
+    while stack:
+        p = stack.pop()
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack += list(action.choices.values())
+            elif any(name in action.dest for name in WRITING_NAMES):
+                found.add(action.dest)
+    return found
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_writing_option_is_known(command):
+    """A new --out-like option must join OUTPUT_OPTIONS (and get a fail-fast test)."""
+    assert _options(command) == OUTPUT_OPTIONS.get(command, set())
+
+
+def _fails_fast(capsys, argv, path=NOPE, seconds=10.0):
+    start = time.perf_counter()
+    assert main(argv) == 2
+    assert time.perf_counter() - start < seconds
+    err = capsys.readouterr().err
+    assert path in err and "error" in err
+    return err
+
+
+def test_bench_out_is_checked_before_the_benchmark(monkeypatch, capsys):
+    import capkit.meta_eval
+    monkeypatch.setattr(capkit.meta_eval, "benchmark",
+                        lambda *a, **k: pytest.fail("the benchmark ran before --out was checked"))
+    err = _fails_fast(capsys, ["bench", "--metrics", "bleu_4", "--benchmarks", "flickr8k_expert",
+                               "--out", NOPE])
+    assert "--out" in err
+
+
+def test_bench_out_must_not_be_a_file(tmp_path, monkeypatch, capsys):
+    import capkit.meta_eval
+    monkeypatch.setattr(capkit.meta_eval, "benchmark", lambda *a, **k: pytest.fail("ran"))
+    (tmp_path / "results").write_text("x")
+    _fails_fast(capsys, ["bench", "--out", str(tmp_path / "results")],
+                path=str(tmp_path / "results"))
+    _fails_fast(capsys, ["bench", "--out", str(tmp_path / "results" / "sub")],
+                path=str(tmp_path / "results" / "sub"))
+
+
+@pytest.mark.parametrize("option, path", [("--out", NOPE), ("--figure", NOPE + "/curves.png")])
+def test_robustness_outputs_are_checked_before_any_work(monkeypatch, capsys, option, path):
+    import capkit.robustness
+    monkeypatch.setattr(capkit.robustness, "dataset_references",
+                        lambda *a, **k: pytest.fail("work started before the outputs' check"))
+    assert option in _fails_fast(capsys, ["robustness", option, path], path=path)
+
+
+def test_robustness_writes_nothing_into_the_current_folder(shared_data, tmp_path, monkeypatch,
+                                                           capsys):
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    argv = ["robustness", "--metrics", "bleu_1", "--transforms", "WP", "--images", "20",
+            "--bootstrap", "0"]
+    assert main(argv) == 0
+    assert "add --out DIR" in capsys.readouterr().out
+    assert list(here.iterdir()) == []
+    out = tmp_path / "made" / "here"
+    assert main(argv + ["--out", str(out), "--format", "json"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["robustness.json", "robustness.png"]
+    assert list(here.iterdir()) == []
+
+
+@pytest.mark.parametrize("option, path", [("--out", NOPE + "/m.safetensors"),
+                                          ("--workdir", NOPE)])
+def test_train_outputs_are_checked_before_training(monkeypatch, capsys, option, path):
+    from capkit.training import i2ce as training
+    monkeypatch.setattr(training, "train_i2ce", lambda *a, **k: pytest.fail("trained"))
+    assert option in _fails_fast(capsys, ["train", "i2ce", "--preset", "tiny", option, path],
+                                 path=path)
+
+
+def test_the_checks_create_nothing(tmp_path):
+    assert output_dir(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    assert output_file(tmp_path / "c" / "m.safetensors") == tmp_path / "c" / "m.safetensors"
+    assert output_dir(tmp_path) == tmp_path
+    assert list(tmp_path.iterdir()) == []                      # no folder, no probe left
+    with pytest.raises(ValueError, match=f"--figure {tmp_path} is a folder"):
+        output_file(tmp_path, "--figure")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        output_dir(tmp_path / "f")
+    with pytest.raises(ValueError, match=f"{tmp_path / 'f'} is a file, not a folder"):
+        output_file(tmp_path / "f" / "m.safetensors")
+    with pytest.raises(ValueError, match="--out /proc/nope: cannot write"):
+        output_dir(NOPE)
