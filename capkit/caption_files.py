@@ -4,6 +4,10 @@ Candidates: ``{id: caption}`` JSON, or a COCO results list ``[{"image_id": ..., 
 References: ``{id: [caption, ...]}`` JSON, or a COCO annotations file
 (``{"annotations": [{"image_id": ..., "caption": ...}], ...}``).
 Ids are compared as strings, so ``42`` in a results list matches ``"42"`` in a mapping.
+
+An id given twice is an error, in every form: ``{"1": "a dog", "1": "a cat"}`` is valid JSON,
+and a plain JSON reader keeps the last value silently, so one caption would be scored as the
+other. Every JSON file capkit reads from a user goes through ``unique_keys`` for that.
 """
 from __future__ import annotations
 
@@ -11,12 +15,35 @@ import json
 from pathlib import Path
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object gives one key twice (raised by ``unique_keys``; ``.key`` is the key)."""
+
+    def __init__(self, key: str):
+        super().__init__(f"the key {key!r} appears twice in one JSON object")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``object_pairs_hook`` for ``json.load(s)``: a key given twice in one object raises
+    ``DuplicateKeyError`` instead of the last value silently winning."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
 def _read_json(path: str | Path, what: str):
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{what} file {str(path)!r} does not exist")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+    except DuplicateKeyError as err:
+        raise ValueError(f"{what} file {str(path)!r} gives the id (or key) {err.key!r} twice in "
+                         "one object; a JSON reader would keep only the last one silently: give "
+                         "each id once") from None
     except json.JSONDecodeError as err:
         raise ValueError(f"{what} file {str(path)!r} is not valid JSON: {err}") from err
 

@@ -86,6 +86,30 @@ def test_bad_candidate_files(files, tmp_path, capsys, content, match):
     assert match in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("which, content, key", [
+    ("candidates", '{"1": "a dog", "1": "a cat"}', "1"),
+    ("candidates", '[{"image_id": 1, "caption": "a dog", "caption": "a cat"}]', "caption"),
+    ("references", '{"1": ["a dog"], "2": ["a cat"], "1": ["a bird"]}', "1"),
+    ("references", '{"annotations": [{"image_id": 1, "caption": "a dog"}], '
+                   '"annotations": [{"image_id": 1, "caption": "a cat"}]}', "annotations"),
+])
+def test_an_id_given_twice_is_an_error_naming_it_and_the_file(tmp_path, which, content, key,
+                                                               capsys):
+    from capkit.caption_files import read_candidates, read_references
+    path = tmp_path / f"{which}.json"
+    path.write_text(content)
+    reader = read_candidates if which == "candidates" else read_references
+    with pytest.raises(ValueError, match=f"{which} file '{path}' gives the id \\(or key\\) "
+                       f"'{key}' twice"):
+        reader(path)
+    good = tmp_path / "good.json"
+    good.write_text('{"1": "a dog"}' if which == "references" else '{"1": ["a dog"]}')
+    c, r = (path, good) if which == "candidates" else (good, path)
+    assert main(["score", "--candidates", str(c), "--references", str(r)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and f"'{key}' twice" in err
+
+
 def test_missing_file_is_named(capsys):
     assert main(["score", "--candidates", "nope.json", "--references", "nope2.json"]) == 2
     assert "nope.json" in capsys.readouterr().err

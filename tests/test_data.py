@@ -297,3 +297,15 @@ def test_empty_reference_list_is_rejected(fake):
                                                      "score": 0.5}])})
     with pytest.raises(ValueError, match=r"nebula_test\.json \(entry 0\).*non-empty list"):
         D.load_nebula()
+
+
+def test_a_key_given_twice_in_a_data_file_is_named(tmp_path):
+    from capkit.data.readers import read_json, read_jsonl
+    path = tmp_path / "composite" / "refs.json"
+    path.parent.mkdir()
+    path.write_text('{"1.jpg": ["a dog"], "1.jpg": ["a cat"]}')
+    with pytest.raises(ValueError, match=r"refs\.json .*the key '1\.jpg' appears twice.*--force"):
+        read_json(path)
+    path.write_text('{"seg_id": "1", "refs": ["a"]}\n{"seg_id": "2", "seg_id": "3"}\n')
+    with pytest.raises(ValueError, match=r"refs\.json \(line 2\).*'seg_id' appears twice"):
+        read_jsonl(path)

@@ -267,3 +267,17 @@ def test_latent_semantics_draws_two_radars(df):
     axes = latent_semantics(SETS["1"] + SETS["2"], document_frequency=df, k=3, tokenizer=TOK)
     assert [a.name for a in axes] == ["polar", "polar"]
     plt.close("all")
+
+
+@pytest.mark.parametrize("content, key", [
+    ('{"1": ["a dog", "a cat"], "1": ["a bird", "a fish"]}', "'1' twice"),
+    ('[{"image_id": 1, "captions": ["a", "b"]}, {"image_id": 1, "captions": ["c", "d"]}]',
+     "image_id 1 appears twice"),
+    ('[{"image_id": 1, "captions": ["a", "b"], "captions": ["c", "d"]}]', "'captions' twice"),
+])
+def test_read_caption_sets_refuses_an_id_given_twice(tmp_path, content, key):
+    from capkit.diversity import read_caption_sets
+    path = tmp_path / "sets.json"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=f"captions file '{path}'.*{key}"):
+        read_caption_sets(path)

@@ -383,6 +383,9 @@ def test_state_is_tensors_plus_json_and_a_torn_pair_is_named(tmp_path, monkeypat
     torch.save({"model": {}, "optimizer": {}}, work / "state.pt")      # another run's tensors
     with pytest.raises(ValueError, match=r"state\.pt: it is not the file state\.json describes"):
         training.train_i2ce("tiny", workdir=work, resume=True)
+    (work / "state.json").write_text('{"recipe": {}, "recipe": {}}')
+    with pytest.raises(ValueError, match=r"state\.json: it cannot be read .*'recipe' appears"):
+        training.train_i2ce("tiny", workdir=work, resume=True)
     (work / "state.pt").unlink()
     with pytest.raises(ValueError, match=r"state\.json: state\.pt is missing beside it"):
         training.train_i2ce("tiny", workdir=work, resume=True)

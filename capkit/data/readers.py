@@ -10,6 +10,8 @@ import json
 import math
 from pathlib import Path
 
+from capkit.caption_files import DuplicateKeyError, unique_keys
+
 REFETCH = "refetch it with `python -m data_scripts.fetch {dataset} --force --mirror ../shared/data`"
 
 
@@ -34,7 +36,9 @@ def _open(path: Path):
 def read_json(path: Path):
     with _open(path) as f:
         try:
-            return json.load(f)
+            return json.load(f, object_pairs_hook=unique_keys)
+        except DuplicateKeyError as e:
+            raise malformed(path, "an object", f"the key {e.key!r} appears twice") from None
         except json.JSONDecodeError as e:
             raise malformed(path, f"line {e.lineno}", f"invalid JSON ({e.msg})") from None
 
@@ -47,7 +51,9 @@ def read_jsonl(path: Path) -> list[dict]:
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                rows.append(json.loads(line, object_pairs_hook=unique_keys))
+            except DuplicateKeyError as e:
+                raise malformed(path, f"line {n}", f"the key {e.key!r} appears twice") from None
             except json.JSONDecodeError as e:
                 raise malformed(path, f"line {n}", f"invalid JSON ({e.msg})") from None
             if not isinstance(rows[-1], dict):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from capkit.caption_files import DuplicateKeyError, unique_keys
 from capkit.metrics.inputs import TOKENIZERS, tokenize
 from capkit.metrics.ngrams import NgramIndex, build_index
 
@@ -155,11 +156,18 @@ def read_caption_sets(path: str | Path) -> dict[str, list[str]]:
     if not path.is_file():
         raise FileNotFoundError(f"captions file {str(path)!r} does not exist")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+    except DuplicateKeyError as err:
+        raise ValueError(f"captions file {str(path)!r} gives the id (or key) {err.key!r} twice "
+                         "in one object; a JSON reader would keep only the last one silently: "
+                         "give each image one entry holding all its captions") from None
     except json.JSONDecodeError as err:
         raise ValueError(f"captions file {str(path)!r} is not valid JSON: {err}") from err
-    if isinstance(data, dict) or (isinstance(data, list) and data
-                                  and all(isinstance(e, Mapping) for e in data)):
+    if not (isinstance(data, dict) or (isinstance(data, list) and data
+                                       and all(isinstance(e, Mapping) for e in data))):
+        raise ValueError(f"{path} must hold [{{'image_id': ..., 'captions': [...]}}, ...] "
+                         "(the format of Wang & Chan's merge_results.json) or {id: [captions]}")
+    try:
         return _as_mapping(data)
-    raise ValueError(f"{path} must hold [{{'image_id': ..., 'captions': [...]}}, ...] "
-                     "(the format of Wang & Chan's merge_results.json) or {id: [captions]}")
+    except ValueError as err:                    # an image_id twice in the paper's list form
+        raise ValueError(f"captions file {str(path)!r}: {err}") from None

@@ -53,6 +53,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from capkit.caption_files import unique_keys
 from capkit.models.i2ce_vocab import BOS, EOS, PAD, SPECIALS, UNK, Vocabulary, tokenize
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -390,7 +391,8 @@ def read_checkpoint(path: str | Path, device: str = "cpu") -> I2CE:
                   ".safetensors file written by it")
     try:
         with safe_open(str(path), framework="pt") as f:
-            meta = json.loads((f.metadata() or {}).get("i2ce", "{}"))
+            meta = json.loads((f.metadata() or {}).get("i2ce", "{}"),
+                              object_pairs_hook=unique_keys)
             tensors = {k: f.get_tensor(k) for k in f.keys()}
     except Exception as err:      # safetensors raises its own error type for a damaged file
         raise ValueError(f"I2CE checkpoint {path} cannot be read ({_first_line(err)}); "

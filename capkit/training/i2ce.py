@@ -42,6 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from capkit.caption_files import unique_keys
 from capkit.models.i2ce import I2CE, AutoEncoder, get_config, pad_batch, write_atomic
 from capkit.models.i2ce_vocab import BOS, EOS, PAD, build_vocabulary, embedding_matrix, tokenize
 from capkit.training.corpus import STAGES, TrainingCorpus, training_corpus
@@ -189,8 +190,8 @@ def load_state(workdir: Path) -> tuple[dict, dict] | None:
     if not isinstance(tensors, dict) or set(tensors) != {"model", "optimizer"}:
         raise broken(pt, "it does not hold the model and optimizer states")
     try:
-        info = json.loads(js.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        info = json.loads(js.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+    except (OSError, ValueError) as err:      # unreadable, not UTF-8, not JSON, a key twice
         raise broken(js, f"it cannot be read ({type(err).__name__}: {err})") from None
     if not isinstance(info, dict) or not {"recipe", "history", "done",
                                           "state_sha256"} <= set(info):
