@@ -43,8 +43,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +51,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from capkit.cache_files import write_atomic
 from capkit.caption_files import unique_keys
 from capkit.models.i2ce_vocab import BOS, EOS, PAD, SPECIALS, UNK, Vocabulary, tokenize
 
@@ -327,7 +326,7 @@ class I2CE:
         tensors = {k: v.detach().cpu().contiguous() for k, v in self.model.state_dict().items()}
         # one metadata entry, keys sorted: the file's bytes depend only on weights and recipe
         data = save(tensors, metadata={"i2ce": json.dumps(meta, sort_keys=True)})
-        write_atomic(path, data)
+        write_atomic(path, lambda f: f.write(data))      # unique temporary name, fsync
         self.sha256 = self.meta["sha256"] = hashlib.sha256(data).hexdigest()
         return self.sha256
 
@@ -352,23 +351,6 @@ def untrained_like(model: I2CE, seed: int = 0) -> I2CE:
         fresh = AutoEncoder(model.model.cfg, model.model.embedding.weight.detach().cpu().numpy())
     meta = {"preset": f"UNTRAINED-{model.meta.get('preset', 'given')}", "seed": seed}
     return I2CE(fresh, model.vocab, meta, model.device)
-
-
-def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` so that a reader sees the old file or the new one, never half:
-    a uniquely named temporary file in the same folder (two runs writing one path never share
-    it), fsync, then ``os.replace``. ``mode``: 0o644, a checkpoint is shareable."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def file_sha256(path: str | Path) -> str:

@@ -42,8 +42,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from capkit.cache_files import write_atomic
 from capkit.caption_files import unique_keys
-from capkit.models.i2ce import I2CE, AutoEncoder, get_config, pad_batch, write_atomic
+from capkit.models.i2ce import I2CE, AutoEncoder, get_config, pad_batch
 from capkit.models.i2ce_vocab import BOS, EOS, PAD, build_vocabulary, embedding_matrix, tokenize
 from capkit.training.corpus import STAGES, TrainingCorpus, training_corpus
 
@@ -158,9 +159,10 @@ def save_state(workdir: Path, tensors: dict, info: dict) -> None:
     buffer = io.BytesIO()
     torch.save(tensors, buffer)
     data = buffer.getvalue()
-    write_atomic(workdir / STATE_TENSORS, data)
+    write_atomic(workdir / STATE_TENSORS, lambda f: f.write(data))
     info = {**info, "state_sha256": hashlib.sha256(data).hexdigest()}
-    write_atomic(workdir / STATE_INFO, json.dumps(info, indent=1).encode("utf-8"))
+    text = json.dumps(info, indent=1).encode("utf-8")
+    write_atomic(workdir / STATE_INFO, lambda f: f.write(text))
 
 
 def load_state(workdir: Path) -> tuple[dict, dict] | None:
