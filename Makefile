@@ -25,8 +25,10 @@ demo: data
 	$(PY) -m capkit systems --dataset coco_karpathy_test
 	$(PY) -m capkit bench --out demo_output
 
+# -rs lists every skip's reason; a skip is allowed only for Java, CoreNLP, hub weights or a GPU
+# (tests/skip_policy.py), and the run ends with "skipped: N (allowed: java, corenlp, hub, gpu)"
 test: data
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -rs tests
 	$(PY) -m pytest -q --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg notebooks
 
 bench-speed: data

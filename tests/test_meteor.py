@@ -1,12 +1,11 @@
 """METEOR 1.5 without Java: its parts against the jar's, the whole against pycocoevalcap 1.2.
 
 Expected values in this file were produced by meteor-1.5.jar (pycocoevalcap 1.2) itself. The
-full parity test (9 COCO Karpathy-test systems) is marked slow; Java tests skip without Java.
+full parity test (9 COCO Karpathy-test systems) is marked slow; Java tests skip without Java
+(reason "java:", tests/skip_policy.py); a missing pycocoevalcap or a wrong snowballstemmer fails.
 The first test that needs the resources builds capkit's binary cache (~30 s, once a machine).
 """
 import gzip
-import importlib.util
-import shutil
 import subprocess
 import sys
 import warnings
@@ -21,12 +20,8 @@ from hypothesis import strategies as st
 from capkit.metrics.meteor.metric import (STATS, corpus_stats, lexicon, meteor, meteor_from_stats,
                                    python_meteor_stats)
 from capkit.metrics.meteor.normalize import english_stemmer, java_hash, normalize_line
+from skip_policy import needs_java
 
-HAS_JAVA = shutil.which("java") is not None
-HAS_DEPS = all(importlib.util.find_spec(m) is not None
-               for m in ("pycocoevalcap", "snowballstemmer"))
-pytestmark = pytest.mark.skipif(not HAS_DEPS, reason="METEOR needs pycocoevalcap==1.2 (its "
-                                "resources) and snowballstemmer==2.2.0")
 
 # (caption, references, score from meteor-1.5.jar -stdio -l en -norm)
 JAR_SCORES = [
@@ -74,8 +69,8 @@ def test_stemmer_is_the_jars_snowball():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         stem = english_stemmer().stemWord
-    if stem("biologist") != "biologist":
-        pytest.skip("snowballstemmer >= 3 installed; pin snowballstemmer==2.2.0 for parity")
+    assert stem("biologist") == "biologist", ("snowballstemmer >= 3 is installed; capkit needs "
+                                              "snowballstemmer==2.2.0 (pip install it) for parity")
     assert [stem(w) for w in ("added", "evening", "riding", "generously")] == \
         ["ad", "even", "ride", "generous"]
 
@@ -260,7 +255,7 @@ def test_a_read_only_cache_folder_builds_in_memory(mini_meteor, read_only, monke
 # ---------------------------------------------------------------- against the jar itself
 
 @pytest.mark.java
-@pytest.mark.skipif(not HAS_JAVA, reason="needs Java")
+@needs_java
 def test_java_backend_equals_python_backend():
     cands = [c for c, _, _ in JAR_SCORES] + [". . .", "two dogs play|||in the snow",
                                              "a caption with a\nline break", "Ünïcödé café"]
@@ -299,7 +294,7 @@ def test_java_process_command_timeout_and_crash(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.java
-@pytest.mark.skipif(not HAS_JAVA, reason="needs Java")
+@needs_java
 def test_nine_coco_systems_equal_pycocoevalcap(shared_data):
     """Acceptance: corpus within 1e-4 and >= 99.5% of captions within 1e-3 (we get ~1e-16)."""
     from pycocoevalcap.meteor.meteor import Meteor

