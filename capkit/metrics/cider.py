@@ -18,6 +18,7 @@ Explained in notebooks/01_classic_metrics.ipynb, section "CIDEr-D".
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 import functools
 from dataclasses import dataclass
@@ -74,9 +75,12 @@ def _df_of_grams(doc: np.ndarray, gram: np.ndarray, n_grams: int) -> np.ndarray:
 
 
 def _given_df(index: NgramIndex, k: int, df: DocumentFrequencies) -> np.ndarray:
-    grams = index.gram_tokens[k]
-    return np.array([df.counts.get(tuple(index.vocab[t] for t in g), 0.0) for g in grams],
-                    dtype=np.float64)
+    """(G,) df of each k-gram of the batch; the n-gram tuples are built by numpy indexing, not
+    token by token (this lookup is most of a self-critical reward batch's time)."""
+    grams = index.gram_tokens[k]                                                   # (G, k)
+    words = np.asarray(index.vocab, dtype=object)[grams].tolist()
+    return np.fromiter(map(df.counts.get, map(tuple, words), itertools.repeat(0.0)),
+                       dtype=np.float64, count=len(grams))
 
 
 def cider_d(candidates, references=None, images=None, *, n: int = 4, sigma: float = 6.0,
