@@ -1,7 +1,7 @@
 """pycocoevalcap 1.2, module for module, computed by capkit: change one import, keep the script.
 
     from capkit.compat.pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
-    from capkit.compat.pycocoevalcap.bleu.bleu import Bleu          # ... meteor, rouge, cider, spice
+    from capkit.compat.pycocoevalcap.bleu.bleu import Bleu    # meteor, rouge, cider, spice
     from capkit.compat.pycocoevalcap.eval import COCOEvalCap
     from capkit.compat.pycocoevalcap import Bleu, Cider, CiderD, Meteor, Rouge, PTBTokenizer
 

@@ -8,8 +8,8 @@ file from ``save_document_frequencies``, or self-critical's ``{"document_frequen
 "ref_len"}`` dict (see ``document_frequency``). The log of the number of documents and the
 ``max(1, df)`` floor are the original's.
 
-``n`` is the largest n-gram order. (pycocoevalcap 1.2's own ``Cider(n=...)`` always counts 1..4-grams:
-it fails for n < 4 and averages in empty orders for n > 4; only n = 4 is comparable.)
+``n`` is the largest n-gram order. (pycocoevalcap 1.2's own ``Cider(n=...)`` always counts
+1..4-grams: it fails for n < 4 and averages in empty orders for n > 4; only n = 4 compares.)
 
 ``compute_score(gts, res)`` takes ``res`` as ``{id: [caption]}`` (pycocoevalcap) or as
 self-critical's ``[{"image_id": id, "caption": [caption]}, ...]``, one entry per sample.
