@@ -56,6 +56,13 @@ def _frozen(value: object) -> object:
     return value
 
 
+def _thawed(value: object) -> object:
+    """``_frozen``'s read-only mappings as plain dicts again (pickle cannot store a mappingproxy)."""
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    return value
+
+
 def _same(a: object, b: object) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
@@ -130,6 +137,11 @@ class Scores:
     def __hash__(self) -> int:
         return hash((self.metric, self.signature, self.ids, self.per_caption.tobytes(),
                      tuple(sorted(self.parts))))
+
+    def __reduce__(self):
+        # pickle and copy.deepcopy rebuild the record through __post_init__, which freezes again
+        return (type(self), (self.metric, self.per_caption, self.corpus, self.signature,
+                             self.ids, _thawed(self.parts)))
 
     def by_id(self) -> dict[str, float]:
         """Per-caption scores keyed by candidate id (positions as strings when no ids were given)."""
