@@ -110,6 +110,6 @@ def lookup(keys: np.ndarray, table_keys: np.ndarray, values: np.ndarray,
     idx_clip = np.minimum(idx, max(len(table_keys) - 1, 0))
     found = (idx < len(table_keys)) & (table_keys[idx_clip] == keys) if len(table_keys) \
         else np.zeros(len(keys), dtype=bool)
-    out = np.full(len(keys), default, dtype=values.dtype if len(values) else np.float64)
+    out = np.full(len(keys), default, dtype=values.dtype)   # uint64 masks stay uint64 when empty
     out[found] = values[idx_clip[found]]
     return out
