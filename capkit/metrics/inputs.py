@@ -67,13 +67,25 @@ def _check_caption(text: object, where: str, allow_empty: bool = False) -> str:
     return text
 
 
+_LONE_SURROGATES = re.compile("[\ud800-\udfff]")       # never valid text in a Python str
+
+
+def _without_lone_surrogates(text: object) -> object:
+    """Lone surrogates (e.g. half an emoji from a JSON ``"\\ud83d"`` escape) are not Unicode
+    text: the PTB tokenizer drops them (the reference jar cannot read them), and so does every
+    metric, since spaCy and the Hugging Face tokenizers cannot encode them."""
+    if isinstance(text, str) and not text.isascii():
+        return _LONE_SURROGATES.sub("", text)
+    return text
+
+
 def align(candidates, references, *, strict: bool = False
           ) -> tuple[list[str], list[list[str]], tuple[str, ...] | None]:
     """Check and align raw inputs; return (candidates, references, ids).
 
     An empty candidate is accepted (pycocoevalcap scores it 0 on BLEU, ROUGE-L, CIDEr-D and
     METEOR; ``prepare`` warns once); ``strict=True`` raises instead. References must be real
-    captions: an empty one is an error.
+    captions: an empty one is an error. Lone surrogates are dropped from every text.
     """
     if isinstance(candidates, Mapping):
         if not isinstance(references, Mapping):
@@ -102,6 +114,9 @@ def align(candidates, references, *, strict: bool = False
             raise ValueError(f"got {len(candidates)} candidates but {len(references)} reference "
                              "lists; they must be aligned one to one")
         ids, cands, refs = None, list(candidates), list(references)
+    cands = [_without_lone_surrogates(c) for c in cands]
+    refs = [[_without_lone_surrogates(r) for r in rs]
+            if isinstance(rs, Sequence) and not isinstance(rs, str) else rs for rs in refs]
     names = ids if ids is not None else [str(i) for i in range(len(cands))]
     empty = [name for name, cand in zip(names, cands) if isinstance(cand, str) and not cand.strip()]
     if empty and not strict:
