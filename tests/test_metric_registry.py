@@ -1,0 +1,107 @@
+"""The registry seen from outside (#17): `capkit metrics` prints it, and a user's metric enters
+through the same door as a built-in, whether registered in Python or named as module:function."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import capkit.metrics
+from capkit.cli import main
+from capkit.metrics import MetricSpec, get_spec, register, registered, score, suite, unregister
+
+REPO = Path(__file__).resolve().parents[1]
+USER_MODULE = '''
+def shared_words(candidates, references):
+    """Share of the candidate's words found in any of its references."""
+    out = []
+    for cand, refs in zip(candidates, references):
+        seen = {w for r in refs for w in r.lower().split()}
+        words = cand.lower().split()
+        out.append(sum(w in seen for w in words) / max(len(words), 1))
+    return out
+'''
+CANDS = {"1": "A dog runs on the grass.", "2": "Two cats sleep on a sofa."}
+REFS = {"1": ["A dog is running across the grass.", "A brown dog runs outside."],
+        "2": ["Two cats are sleeping on a couch."]}
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "capkit_test_user_metric.py").write_text(USER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path, "capkit_test_user_metric:shared_words"
+
+
+def _listed(capsys, *args) -> list[str]:
+    assert main(["metrics", "--format", "csv", *args]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0][:2] == ["metric", "needs"]
+    return [row[0] for row in rows[1:]]
+
+
+def test_capkit_metrics_prints_every_registered_metric(capsys):
+    assert _listed(capsys) == [s.name for s in registered()]
+    for name in ("classic", "systems", "bench"):
+        assert _listed(capsys, "--suite", name) == list(suite(name))
+    assert main(["metrics"]) == 0
+    table = capsys.readouterr().out
+    assert all(s.name in table for s in registered()) and "module:function" in table
+
+
+def test_a_registered_metric_is_listed_by_the_cli_too(capsys):
+    register(lambda candidates, references: [1.0] * len(candidates), name="always_one_test")
+    try:
+        assert _listed(capsys)[-1] == "always_one_test"
+    finally:
+        unregister("always_one_test")
+    assert "always_one_test" not in _listed(capsys)
+
+
+def test_register_and_module_function_are_one_door(user_module):
+    _, target = user_module
+    spec = get_spec(target)
+    assert isinstance(spec, MetricSpec) and spec.name == target and not spec.builtin
+    assert spec.needs == "text, references"
+    fn = spec.function
+    registered_spec = register(target, name="shared_words_test")
+    try:
+        assert get_spec("shared_words_test").function is fn
+        by_path = score(CANDS, REFS, [target])[target]
+        by_name = score(CANDS, REFS, "shared_words_test")["shared_words_test"]
+        by_callable = score(CANDS, REFS, {"f": fn})["f"]
+        assert by_path.per_caption.tolist() == by_name.per_caption.tolist() == \
+            by_callable.per_caption.tolist() == fn(list(CANDS.values()), list(REFS.values()))
+        assert registered_spec in registered() and registered_spec.target == target
+    finally:
+        unregister("shared_words_test")
+    # a built-in's own function by path keeps what its spec says it needs (one tokenisation)
+    rouge = get_spec("capkit.metrics.rouge:rouge_l")
+    assert rouge.tokens and rouge.builtin and rouge.score_range == get_spec("rouge_l").score_range
+    assert score(CANDS, REFS, ["capkit.metrics.rouge:rouge_l", "rouge_l"]).keys() == \
+        {"capkit.metrics.rouge:rouge_l", "rouge_l"}
+    with pytest.raises(ValueError, match="cannot import metric"):
+        get_spec("capkit_test_user_metric:no_such_function")
+
+
+def test_cli_scores_a_module_function_metric_found_on_pythonpath(user_module, tmp_path):
+    folder, target = user_module
+    cands, refs = tmp_path / "cands.json", tmp_path / "refs.json"
+    cands.write_text(json.dumps(CANDS))
+    refs.write_text(json.dumps(REFS))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(REPO)])}
+    done = subprocess.run([sys.executable, "-m", "capkit", "score", "--candidates", str(cands),
+                           "--references", str(refs), "--metrics", f"bleu_1,{target}",
+                           "--format", "json"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    lib = score(CANDS, REFS, ["bleu_1", target])
+    for name, s in lib.items():
+        assert out["metrics"][name]["per_caption"] == pytest.approx(s.by_id(), abs=1e-12)
+        assert out["signature"][name] == s.signature
+    assert capkit.metrics.get_spec(target).name == target
