@@ -56,13 +56,6 @@ def _frozen(value: object) -> object:
     return value
 
 
-def _thawed(value: object) -> object:
-    """``_frozen``'s read-only mappings as plain dicts again (pickle cannot store a mappingproxy)."""
-    if isinstance(value, Mapping):
-        return {k: _thawed(v) for k, v in value.items()}
-    return value
-
-
 def _same(a: object, b: object) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
@@ -139,9 +132,10 @@ class Scores:
                      tuple(sorted(self.parts))))
 
     def __reduce__(self):
-        # pickle and copy.deepcopy rebuild the record through __post_init__, which freezes again
+        # pickle and copy.deepcopy rebuild the record through __post_init__, which makes the
+        # unpickled arrays read-only again
         return (type(self), (self.metric, self.per_caption, self.corpus, self.signature,
-                             self.ids, _thawed(self.parts)))
+                             self.ids, dict(self.parts)))
 
     def by_id(self) -> dict[str, float]:
         """Per-caption scores keyed by candidate id (positions as strings when no ids were given)."""
