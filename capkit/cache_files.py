@@ -41,7 +41,15 @@ T = TypeVar("T")
 
 
 def _read_umask() -> int:
-    umask = os.umask(0)      # the only portable way to read it is to set it and set it back
+    """The process umask, read without changing it where the system says it (Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0)      # elsewhere the only portable way: set it and set it back
     os.umask(umask)
     return umask
 
