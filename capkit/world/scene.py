@@ -1,0 +1,127 @@
+"""Scenes of the captioned-image world: 1-4 coloured shapes on a plain or noisy background.
+
+A scene is pure data (no pixels): ``render.py`` draws it, ``grammar.py`` and ``semantics.py`` talk
+about it. Coordinates are image coordinates in [0, 1]: ``x`` grows to the right and ``y`` grows
+DOWNWARD, so "above" means a smaller ``y``. ``make_scenes`` keeps every two objects at least
+``MIN_GAP`` apart in x AND in y, so every left/right/above/below relation between two objects is
+clear at a glance (ShapeWorld drops ambiguous scenes the same way).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SHAPES = ("circle", "square", "triangle", "star", "cross")
+COLORS = ("red", "green", "blue", "yellow", "purple", "white")
+SIZES = ("small", "big")
+BACKGROUNDS = ("plain", "noise")
+HALF_EXTENT = {"small": 0.06, "big": 0.1}    # half the side of an object's box, in image units
+MIN_GAP = 0.15                                # least |dx| and |dy| between two objects
+MAX_OBJECTS = 4
+
+
+@dataclass(frozen=True)
+class Obj:
+    shape: str
+    color: str
+    size: str
+    x: float
+    y: float
+
+    def __post_init__(self):
+        for field, value, allowed in (("shape", self.shape, SHAPES), ("color", self.color, COLORS),
+                                      ("size", self.size, SIZES)):
+            if value not in allowed:
+                raise ValueError(f"unknown {field} {value!r}: use one of {', '.join(allowed)}")
+        for axis, value in (("x", self.x), ("y", self.y)):
+            if not isinstance(value, (int, float, np.floating, np.integer)) or \
+                    not 0.0 <= float(value) <= 1.0:
+                raise ValueError(f"object {axis}={value!r} is outside the image: centres are "
+                                 "numbers in [0, 1] (y grows downward)")
+
+    def to_dict(self) -> dict:
+        return {"shape": self.shape, "color": self.color, "size": self.size,
+                "x": float(self.x), "y": float(self.y)}
+
+
+@dataclass(frozen=True)
+class Scene:
+    """1-4 objects; ``background`` is "plain" or "noise", its grey level and noise come from
+    ``background_seed`` so a scene renders the same way every time."""
+    objects: tuple[Obj, ...]
+    background: str = "plain"
+    background_seed: int = 0
+
+    def __post_init__(self):
+        if not 1 <= len(self.objects) <= MAX_OBJECTS:
+            raise ValueError(f"a scene holds 1 to {MAX_OBJECTS} objects, not "
+                             f"{len(self.objects)}: give a list of 1-{MAX_OBJECTS} objects")
+        if self.background not in BACKGROUNDS:
+            raise ValueError(f"unknown background {self.background!r}: use one of "
+                             f"{', '.join(BACKGROUNDS)}")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Scene:
+        """``{"objects": [{"shape", "color", "size", "x", "y"}, ...]}`` (+ optional background)."""
+        if not isinstance(data, dict) or "objects" not in data:
+            raise ValueError('a scene dict needs "objects": a list of {"shape", "color", "size", '
+                             '"x", "y"} dicts')
+        objects = []
+        for item in data["objects"]:
+            missing = {"shape", "color", "size", "x", "y"} - set(item)
+            if missing:
+                raise ValueError(f"object {item!r} lacks {', '.join(sorted(missing))}: every "
+                                 "object needs shape, color, size, x and y")
+            objects.append(Obj(item["shape"], item["color"], item["size"], item["x"], item["y"]))
+        return cls(tuple(objects), data.get("background", "plain"),
+                   int(data.get("background_seed", 0)))
+
+    def to_dict(self) -> dict:
+        return {"objects": [o.to_dict() for o in self.objects], "background": self.background,
+                "background_seed": self.background_seed}
+
+    def render(self, size: int = 64):
+        """The scene as a ``size`` x ``size`` PIL RGB image (see ``capkit.world.render``)."""
+        from capkit.world.render import render
+        return render(self, size)
+
+
+def _fits(new: tuple[str, float, float], placed: list[tuple[str, float, float]]) -> bool:
+    size, x, y = new
+    for other, ox, oy in placed:
+        dx, dy = abs(x - ox), abs(y - oy)
+        reach = HALF_EXTENT[size] + HALF_EXTENT[other]
+        if dx < MIN_GAP or dy < MIN_GAP or (dx < reach and dy < reach):
+            return False
+    return True
+
+
+def random_scene(rng: np.random.Generator, n_objects: int | None = None) -> Scene:
+    """One scene drawn with ``rng``: 1-4 objects, spaced and non-overlapping (see module doc)."""
+    n = int(rng.integers(1, MAX_OBJECTS + 1)) if n_objects is None else n_objects
+    while True:                      # restart when a crowded draw leaves no room (rare)
+        placed: list[tuple[str, float, float]] = []
+        for _ in range(200):
+            size = SIZES[rng.integers(len(SIZES))]
+            m = HALF_EXTENT[size]
+            x, y = (float(round(v, 4)) for v in rng.uniform(m, 1 - m, size=2))
+            if _fits((size, x, y), placed):
+                placed.append((size, x, y))
+                if len(placed) == n:
+                    break
+        if len(placed) == n:
+            break
+    objects = tuple(Obj(SHAPES[rng.integers(len(SHAPES))], COLORS[rng.integers(len(COLORS))],
+                        size, x, y) for size, x, y in placed)
+    return Scene(objects, BACKGROUNDS[rng.integers(len(BACKGROUNDS))],
+                 int(rng.integers(2**31 - 1)))
+
+
+def make_scenes(n: int, seed: int = 0, *, stream: int = 0) -> list[Scene]:
+    """``n`` random scenes; scene ``i`` depends only on (``stream``, ``seed``, ``i``), so the first
+    100 of 1,000 scenes are the 100 scenes of ``make_scenes(100, seed)``. ``stream`` keeps
+    splits apart (``capkit.world.splits``)."""
+    if n < 0:
+        raise ValueError(f"n={n}: ask for zero or more scenes")
+    return [random_scene(np.random.default_rng([stream, seed, i])) for i in range(n)]
