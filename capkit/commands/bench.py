@@ -22,7 +22,8 @@ def register(sub) -> None:
                         + ",".join(default) + "; `capkit metrics` lists them all)")
     p.add_argument("--benchmarks", type=_benchmark_list, default="all",
                    help="comma-separated, or 'all': flickr8k_expert, flickr8k_cf, composite, "
-                        "pascal50s, thumb, nebula, capeval1k")
+                        "pascal50s, thumb, nebula, capeval1k; generated from capkit.world (not in "
+                        "'all'): world_expert, world_foil, world_systems")
     p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     p.add_argument("--out", type=Path, help="folder for results.json and the figures")
     p.add_argument("--n-boot", type=int, default=None, help="bootstrap resamples (default 1000)")
@@ -60,6 +61,12 @@ def run(args: argparse.Namespace) -> int:
         for b in benchmarks:
             p = get_protocol(b)
             print(f"  {b}: {p.statistic}; rows: {p.rows}; references: {p.references}")
+        parts = [c for c in results.cells() if c.categories]
+        if parts:
+            print("categories (x 100):")
+            for c in parts:
+                print(f"  {c.benchmark} / {c.metric}: " + ", ".join(
+                    f"{k} {v:.1f}" for k, v in c.categories.items()))
         sigs = {cell.metric: cell.signature for cell in results.cells()}
         print("signatures:\n" + "\n".join(f"  {m}: {s}" for m, s in sigs.items()))
     if out is not None:

@@ -26,6 +26,7 @@ from capkit.data.pascal50s import load_pascal50s, pascal50s_references
 from capkit.data.paths import DATASETS, data_dir, require
 from capkit.data.schema import CaptionJudgments, PairJudgments, SystemCaptions
 from capkit.data.thumb import load_thumb
+from capkit.data.world import load_world_expert, load_world_foil, load_world_systems
 
 # registry name -> loader; every loader sets ``name`` to its registry name
 LOADERS = {
@@ -40,6 +41,9 @@ LOADERS = {
     "flickr30k_test": load_flickr30k_test,
     "diversity_wang_chan": load_diversity_set,
     "clipscore_example": load_clipscore_example,
+    "world_expert": load_world_expert,         # generated from capkit.world: nothing to fetch
+    "world_foil": load_world_foil,
+    "world_systems": load_world_systems,
 }
 JUDGMENT_SETS = ("flickr8k_expert", "flickr8k_cf", "composite", "pascal50s", "thumb", "nebula",
                  "capeval1k")
@@ -64,5 +68,5 @@ __all__ = [
     "load_flickr8k_expert", "load_flickr8k_cf", "load_composite", "load_pascal50s",
     "pascal50s_references", "load_thumb", "load_nebula", "load_capeval1k",
     "load_coco_karpathy_test", "load_flickr30k_test", "load_diversity_set",
-    "load_clipscore_example",
+    "load_clipscore_example", "load_world_expert", "load_world_foil", "load_world_systems",
 ]

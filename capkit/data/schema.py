@@ -14,6 +14,7 @@ record them in ``protocol`` so a printed number can be traced to them.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,8 @@ class CaptionJudgments:
     human: np.ndarray                # (R,) float, the human target of each rating
     protocol: dict[str, str]         # rules applied, e.g. {"rows": ..., "references": ...}
     item_extra: dict[str, list] = field(default_factory=dict)  # per-item fields, e.g. "system"
+    # image key -> PIL image, for datasets that make their own images (the world_* benchmarks)
+    image_loader: Callable[[str], object] | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.human)
@@ -45,6 +48,7 @@ class PairJudgments:
     label: np.ndarray                # (P,) int, 0 = people prefer caption_a, 1 = caption_b
     category: np.ndarray             # (P,) str, e.g. HC / HI / HM / MM
     protocol: dict[str, str]
+    image_loader: Callable[[str], object] | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.label)

@@ -21,8 +21,8 @@ import numpy as np
 from capkit.meta_eval.protocols import ALL, Protocol, get_protocol
 from capkit.meta_eval.published import published
 from capkit.meta_eval.stats import (
-    CategoryAccuracy, PairedComparison, bootstrap_ci, pair_credit, paired_bootstrap, row_statistic,
-    system_level,
+    CategoryAccuracy, PairedComparison, SystemStatistic, bootstrap_ci, pair_credit,
+    paired_bootstrap, row_statistic, system_level,
 )
 from capkit.scores import Scores
 
@@ -146,6 +146,11 @@ def _row_stat(protocol: Protocol, data, scores: Scores, seed: int):
         return CategoryAccuracy(credit, data.category), np.asarray(data.images), credit
     rows = values[data.item_of_rating]
     groups = np.asarray(data.images)[data.item_of_rating]
+    if protocol.statistic.startswith("system_"):
+        systems = np.asarray(data.item_extra["system"])[data.item_of_rating]
+        stat = SystemStatistic(protocol.statistic.removeprefix("system_"), rows, data.human,
+                               systems)
+        return stat, groups, rows
     return row_statistic(protocol.statistic, rows, data.human), groups, rows
 
 
@@ -216,7 +221,8 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
         for protocol in protocols:
             data = load_benchmark(protocol)
             candidates, references = _items(protocol, data)
-            paths, why = _image_paths(protocol, data, (images or {}).get(protocol.name))
+            paths, why = _image_paths(protocol, data, (images or {}).get(protocol.name)) \
+                if any(f.images for f in fns.values()) else (None, "")
             usable = {n: f for n, f in fns.items() if paths is not None or not f.images}
             skipped += [(protocol.name, n, why) for n in fns if n not in usable]
             bar.update(len(fns) - len(usable))
@@ -231,13 +237,17 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
 
 
 def _image_paths(protocol: Protocol, data, folder) -> tuple[list[str] | None, str]:
-    """One image path per scored item, or None and the reason the image metrics are skipped."""
+    """One image (a path, or a PIL image the data render themselves) per scored item, or None and
+    the reason the image metrics are skipped."""
     from pathlib import Path
+    names = list(data.images) * (2 if protocol.statistic == "pairwise_accuracy" else 1)
+    loader = getattr(data, "image_loader", None)
+    if folder is None and loader is not None:        # the world benchmarks draw their own images
+        return [loader(n) for n in names], ""
     if folder is None:
         return None, (f"needs the images of {protocol.name}, which are not shipped; pass "
                       f"images={{'{protocol.name}': DIR}} (capkit bench --images "
                       f"{protocol.name}=DIR)")
-    names = list(data.images) * (2 if protocol.statistic == "pairwise_accuracy" else 1)
     missing = sorted({n for n in set(names) if not (Path(folder) / n).is_file()})
     if missing:
         return None, (f"{len(missing)} of {len(set(names))} images of {protocol.name} are "

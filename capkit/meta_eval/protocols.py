@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-STATISTICS = ("kendall_tau_b", "kendall_tau_c", "pairwise_accuracy")
+STATISTICS = ("kendall_tau_b", "kendall_tau_c", "pairwise_accuracy", "system_kendall_tau_b",
+              "system_pearson")
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class Protocol:
     loader: str                         # capkit.data.load name
     options: dict = field(default_factory=dict)   # loader options: the protocol's rules
     statistic: str = "kendall_tau_c"    # kendall_tau_b | kendall_tau_c | pairwise_accuracy
+    #                                     | system_kendall_tau_b | system_pearson (item_extra "system")
     n_rows: int = 0                     # rows the statistic is computed over (ratings or pairs)
     rows: str = ""                      # what one row is
     references: str = ""                # which references each candidate is scored against
@@ -99,14 +101,44 @@ _ENTRIES = [
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in _ENTRIES}
 ALL: tuple[str, ...] = tuple(PROTOCOLS)
 
+# generated from capkit.world (capkit/data/world.py): truth known, images rendered, nothing to fetch
+_WORLD_ENTRIES = [
+    Protocol(
+        name="world_expert", loader="world_expert", options={"n_scenes": 150, "seed": 0},
+        statistic="kendall_tau_c", n_rows=1650,
+        rows="150 scenes x 11 captions (10 rule-based systems + 1 held-out reference), 1 rating each",
+        references="5 describe() references of the scene",
+        target="rubric 1-4: 4 true, names every object; 3 true, misses one; 2 false; 1 ungrammatical",
+        description="World-Expert: Kendall tau-c over 1,650 rubric ratings (as Flickr8k-Expert)"),
+    Protocol(
+        name="world_foil", loader="world_foil", options={"n_scenes": 150, "seed": 0},
+        statistic="pairwise_accuracy", n_rows=520,
+        rows="520 (true caption, one-word foil) pairs of 150 scenes",
+        references="5 describe() references (never the true caption)",
+        target="the true caption", categories=("color", "count", "relation", "shape"),
+        description="World-FOIL: pairwise accuracy, mean over colour / count / relation / shape "
+                    "foils (as FOIL-COCO)"),
+    Protocol(
+        name="world_systems", loader="world_systems", options={"n_scenes": 60, "seed": 0},
+        statistic="system_kendall_tau_b", n_rows=1680,
+        rows="60 scenes x 28 systems (correct + 9 errors x rates 0.3 / 0.6 / 0.9)",
+        references="5 describe() references of the scene",
+        target="truth of each caption; system level: mean metric vs mean truth",
+        description="World-Systems: system-level Kendall tau-b over 28 systems' mean truth",
+        system_level=True),
+]
+WORLD: dict[str, Protocol] = {p.name: p for p in _WORLD_ENTRIES}
+
 
 def get_protocol(benchmark: str | Protocol) -> Protocol:
     """A protocol by benchmark name (or the protocol itself)."""
     if isinstance(benchmark, Protocol):
         return benchmark
+    if benchmark in WORLD:
+        return WORLD[benchmark]
     if benchmark not in PROTOCOLS:
-        raise ValueError(f"unknown benchmark {benchmark!r}; choose from {', '.join(ALL)}, or "
-                         "pass a Protocol (see capkit.meta_eval.protocols)")
+        raise ValueError(f"unknown benchmark {benchmark!r}; choose from {', '.join(ALL)}, "
+                         f"{', '.join(WORLD)}, or pass a Protocol (see capkit.meta_eval.protocols)")
     return PROTOCOLS[benchmark]
 
 

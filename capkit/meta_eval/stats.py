@@ -207,6 +207,38 @@ class CategoryAccuracy:
             return (hits / seen).mean(axis=0)        # NaN when a category drew no pair
 
 
+class SystemStatistic:
+    """``system_level`` on any weighting of the rows: correlation over systems of the per-system
+    mean metric and mean human score (world_systems' statistic), bootstrap-ready."""
+
+    def __init__(self, name: str, metric, human, systems):
+        if name not in ("pearson", "kendall_tau_b"):
+            raise ValueError(f"system-level statistic {name!r}: choose pearson or kendall_tau_b")
+        self.name = name
+        self.x, self.y = _as_pair(metric, human)
+        self.names, codes = np.unique(np.asarray(systems), return_inverse=True)
+        self.onehot = (codes.reshape(-1)[None, :] == np.arange(len(self.names))[:, None]) \
+            .astype(np.float64)                                            # (S, n)
+        self.n = len(self.x)
+
+    def __call__(self, rows=None) -> float:
+        w = np.ones(self.n, np.int64) if rows is None else np.bincount(rows, minlength=self.n)
+        return float(self.weighted(w[:, None])[0])
+
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        w = as_weight_columns(weights, self.n).astype(np.float64)          # (n, B)
+        seen = self.onehot @ w
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mx = (self.onehot @ (w * self.x[:, None])) / seen               # (S, B)
+            my = (self.onehot @ (w * self.y[:, None])) / seen
+            if self.name == "pearson":
+                dx, dy = mx - mx.mean(axis=0), my - my.mean(axis=0)
+                return (dx * dy).sum(0) / np.sqrt((dx * dx).sum(0) * (dy * dy).sum(0))
+            i, j = np.triu_indices(len(self.names), k=1)
+            sx, sy = np.sign(mx[i] - mx[j]), np.sign(my[i] - my[j])        # (pairs, B)
+            return (sx * sy).sum(0) / np.sqrt((sx * sx).sum(0) * (sy * sy).sum(0))
+
+
 # ----------------------------------------------------------------------------- bootstrap
 
 @dataclass(frozen=True)
