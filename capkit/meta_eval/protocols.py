@@ -22,7 +22,7 @@ class Protocol:
     loader: str                         # capkit.data.load name
     options: dict = field(default_factory=dict)   # loader options: the protocol's rules
     statistic: str = "kendall_tau_c"    # kendall_tau_b | kendall_tau_c | pairwise_accuracy
-    #                                     | system_kendall_tau_b | system_pearson (item_extra "system")
+    #                                     | system_kendall_tau_b | system_pearson (per "system")
     n_rows: int = 0                     # rows the statistic is computed over (ratings or pairs)
     rows: str = ""                      # what one row is
     references: str = ""                # which references each candidate is scored against
@@ -106,9 +106,11 @@ _WORLD_ENTRIES = [
     Protocol(
         name="world_expert", loader="world_expert", options={"n_scenes": 150, "seed": 0},
         statistic="kendall_tau_c", n_rows=1650,
-        rows="150 scenes x 11 captions (10 rule-based systems + 1 held-out reference), 1 rating each",
+        rows="150 scenes x 11 captions (10 rule-based systems + 1 held-out reference), one rating "
+             "each",
         references="5 describe() references of the scene",
-        target="rubric 1-4: 4 true, names every object; 3 true, misses one; 2 false; 1 ungrammatical",
+        target=("rubric 1-4: 4 true, names every object; 3 true, misses one; 2 false; "
+                "1 ungrammatical"),
         description="World-Expert: Kendall tau-c over 1,650 rubric ratings (as Flickr8k-Expert)"),
     Protocol(
         name="world_foil", loader="world_foil", options={"n_scenes": 150, "seed": 0},

@@ -18,9 +18,9 @@ import numpy as np
 from capkit.world.check import Check, check
 from capkit.world.describe import TEMPLATES, WEIGHTS, true_form
 from capkit.world.forms import (
-    OPPOSITE, Conjunction, Count, Description, Exists, Form, Relation, evaluate,
+    OPPOSITE, Conjunction, Count, Description, Exists, Form, evaluate,
 )
-from capkit.world.grammar import parse, realise, tokens
+from capkit.world.grammar import parse, realise
 from capkit.world.scene import COLORS, SHAPES, Scene
 
 ERRORS = {
@@ -173,5 +173,3 @@ def run_system(name: str, scenes: Sequence[Scene], seed: int = 0, *,
         out.append(check(scene, system(scene, rng)))
     return out
 
-
-__all__ = ["ERRORS", "SYSTEMS", "run_system", "tokens"]

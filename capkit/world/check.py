@@ -34,8 +34,9 @@ class Check:
         return 4 if self.coverage == 1.0 else 3
 
     def to_dict(self) -> dict:
+        form = None if self.form is None else to_dict(self.form)
         return {"caption": self.caption, "grammatical": self.grammatical, "true": self.true,
-                "coverage": self.coverage, "form": None if self.form is None else to_dict(self.form)}
+                "coverage": self.coverage, "form": form}
 
 
 def check(scene: Scene, caption: str) -> Check:
