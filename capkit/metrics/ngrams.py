@@ -60,35 +60,43 @@ def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:
     """Count every 1..n-gram of every segment; gram ids are shared across all segments."""
     enc = segments if isinstance(segments, Encoded) else encode(segments)
     tokens, lengths = enc.tokens, enc.lengths
-    seg_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)       # (T,)
+    # positions and segments as int32 and tokens left (capped at n) as int8: these arrays are
+    # compressed and permuted at every order, and memory traffic is most of the time here
+    small = np.int32 if len(tokens) < 2**31 else np.int64
+    seg_of = np.repeat(np.arange(len(lengths), dtype=small), lengths)         # (T,)
     ends = np.cumsum(lengths)
-    remaining = ends[seg_of] - np.arange(len(tokens), dtype=np.int64)          # tokens left from p
+    remaining = np.minimum(ends[seg_of] - np.arange(len(tokens)), n).astype(np.int8)
     n_vocab = max(len(enc.vocab), 1)
 
     tables, gram_tokens = [], []
-    gid = tokens                             # (k-1)-gram id starting at each position
-    prev = np.arange(len(tokens), dtype=np.int64)   # positions sorted by (k-1)-gram, position
+    pos, seg, rem = np.arange(len(tokens), dtype=small), seg_of, remaining   # in sort order
+    sgram = tokens
     for k in range(1, n + 1):
-        # visit positions in the previous order: the keys are then sorted by their leading
-        # (k-1)-gram already, which the stable sort (timsort) exploits
-        pos = prev[remaining[prev] >= k]
-        key = tokens[pos] if k == 1 else gid[pos] * n_vocab + tokens[pos + k - 1]
+        if k == 1:
+            key = tokens
+        else:
+            # positions in the previous order: the keys are then sorted by their leading
+            # (k-1)-gram already, which the stable sort (timsort) exploits; the arrays travel in
+            # that order (no gathers by position), which keeps memory access local
+            keep = rem >= k
+            pos, seg, rem = pos[keep], seg[keep], rem[keep]
+            key = sgram[keep] * n_vocab + tokens[pos + (k - 1)]
         if k == 1 and n_vocab < 2**16:
             order = np.argsort(key.astype(np.uint16), kind="stable")   # radix sort
         else:
             order = np.argsort(key, kind="stable")             # by gram, then by position
-        skey, spos = key[order], pos[order]
-        new_gram = np.zeros(len(skey), dtype=bool)
-        new_gram[run_starts(skey)] = True
+        skey, pos, seg = key[order], pos[order], seg[order]
+        rem = rem[order] if k < n else rem
+        new_gram = np.ones(len(skey), dtype=bool)              # where a gram's rows begin
+        np.not_equal(skey[1:], skey[:-1], out=new_gram[1:])
         sgram = np.cumsum(new_gram) - 1                        # gram id, in sorted order
-        gid = np.full(len(tokens), -1, dtype=np.int64)
-        gid[spos] = sgram
-        gram_tokens.append(tokens[spos[new_gram][:, None] + np.arange(k)])     # (G, k)
-        sseg = seg_of[spos]
-        starts = run_starts(skey, sseg)
+        gram_tokens.append(tokens[pos[new_gram][:, None] + np.arange(k)])      # (G, k)
+        new_row = new_gram.copy()                              # ... and a (gram, segment)'s
+        new_row[1:] |= seg[1:] != seg[:-1]
+        starts = np.flatnonzero(new_row)
         counts = np.diff(np.r_[starts, len(skey)])
-        tables.append(NgramTable(sseg[starts], sgram[starts], counts, int(new_gram.sum())))
-        prev = spos
+        tables.append(NgramTable(seg[starts].astype(np.int64), sgram[starts], counts,
+                                 int(sgram[-1]) + 1 if len(sgram) else 0))
     return NgramIndex(tables, lengths, enc.vocab, gram_tokens)
 
 
