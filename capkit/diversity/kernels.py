@@ -39,9 +39,7 @@ def within_set_pairs(table: NgramTable, owner: np.ndarray) -> tuple[np.ndarray, 
 
 def gram_document_frequencies(index: NgramIndex, k: int, df: DocumentFrequencies) -> np.ndarray:
     """(G,) document frequency of each (k+1)-gram of ``index`` in the corpus ``df``."""
-    words = np.array(index.vocab, dtype=object)[index.gram_tokens[k]]      # (G, k+1) strings
-    get = df.counts.get
-    return np.array([get(g, 0.0) for g in map(tuple, words.tolist())], dtype=np.float64)
+    return df.of_grams(index, k)
 
 
 @functools.lru_cache(maxsize=4)

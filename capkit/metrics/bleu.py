@@ -12,6 +12,8 @@ Explained in notebooks/01_classic_metrics.ipynb, section "BLEU".
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from capkit.metrics.inputs import CaptionBatch, prepare
@@ -22,7 +24,10 @@ TINY, SMALL = 1e-15, 1e-9   # pycocoevalcap's smoothing constants
 
 
 def bleu_stats(batch: CaptionBatch, n: int = 4) -> dict[str, np.ndarray]:
-    """Sufficient statistics per caption: correct (N, n), guess (N, n), testlen (N,), reflen (N,)."""
+    """Sufficient statistics per caption: correct (N, n), guess (N, n), testlen (N,), reflen (N,).
+
+    Statistics of several batches (chunks of one input) concatenate: ``bleu_scores`` pools them.
+    """
     N, owner = len(batch), batch.ref_owner
     index = batch.ngrams(n)
     seg_owner = np.concatenate([np.arange(N, dtype=np.int64), owner])    # (S,)
@@ -64,6 +69,11 @@ def bleu_from_stats(correct, guess, testlen, reflen) -> np.ndarray:
     return scores * np.asarray(penalty)[..., None]
 
 
+def pooled_stats(stats: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The statistics corpus BLEU pools: sums over captions (of one batch or of all chunks)."""
+    return {key: stats[key].sum(0) for key in ("correct", "guess", "testlen", "reflen")}
+
+
 def bleu(candidates, references=None, images=None, *, n: int = 4,
          tokenizer: str = "ptb") -> Scores:
     """BLEU-n per caption and corpus BLEU-n (pooled counts), as pycocoevalcap computes them.
@@ -71,18 +81,30 @@ def bleu(candidates, references=None, images=None, *, n: int = 4,
     ``parts`` holds every lower order too: ``parts["bleu_k"]`` (per caption) and
     ``parts["corpus_bleu_k"]`` for k = 1..n.
     """
+    _check_order(n)
+    batch = prepare(candidates, references, tokenizer)
+    return bleu_scores(bleu_stats(batch, n), n=n, tokenizer=batch.tokenizer, ids=batch.ids)
+
+
+def _check_order(n: int) -> None:
     if n not in (1, 2, 3, 4):
         raise ValueError(f"BLEU order n must be 1, 2, 3 or 4, got {n!r}")
-    batch = prepare(candidates, references, tokenizer)
-    s = bleu_stats(batch, n)
-    per = bleu_from_stats(s["correct"], s["guess"], s["testlen"], s["reflen"])       # (N, n)
-    corpus = bleu_from_stats(s["correct"].sum(0), s["guess"].sum(0),
-                             s["testlen"].sum(), s["reflen"].sum())                # (n,)
+
+
+def bleu_scores(stats: Mapping[str, np.ndarray], *, n: int = 4, tokenizer: str = "ptb",
+                ids: tuple[str, ...] | None = None) -> Scores:
+    """``Scores`` from ``bleu_stats`` of one batch, or of several chunks concatenated."""
+    _check_order(n)
+    per = bleu_from_stats(stats["correct"], stats["guess"], stats["testlen"],
+                          stats["reflen"])                                        # (N, n)
+    pooled = pooled_stats(stats)
+    corpus = bleu_from_stats(pooled["correct"], pooled["guess"], pooled["testlen"],
+                             pooled["reflen"])                                    # (n,)
     parts: dict[str, object] = {}
     for k in range(1, n + 1):
         parts[f"bleu_{k}"] = per[:, k - 1]
         parts[f"corpus_bleu_{k}"] = float(corpus[k - 1])
-    parts.update(s)
+    parts.update(stats)
     sig = make_signature(f"bleu_{n}", n=n, bp="closest", smooth="1e-15/1e-9",
-                         corpus="pooled", tok=batch.tokenizer)
-    return Scores(f"bleu_{n}", per[:, n - 1], float(corpus[n - 1]), sig, batch.ids, parts)
+                         corpus="pooled", tok=tokenizer)
+    return Scores(f"bleu_{n}", per[:, n - 1], float(corpus[n - 1]), sig, ids, parts)

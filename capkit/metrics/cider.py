@@ -18,15 +18,15 @@ Explained in notebooks/01_classic_metrics.ipynb, section "CIDEr-D".
 """
 from __future__ import annotations
 
-import itertools
-from collections.abc import Mapping
 import functools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from capkit.metrics.inputs import CaptionBatch, prepare, tokenize
-from capkit.metrics.ngrams import NgramIndex, build_index, lookup, run_starts
+from capkit.metrics.ngrams import (Encoded, GramCounts, GramCountsView, NgramIndex, build_index,
+                                   lookup, merge_counts, pack_grams, run_starts)
 from capkit.scores import Scores, content_hash, make_signature
 
 
@@ -45,6 +45,17 @@ class DocumentFrequencies:
     def fingerprint(self) -> str:
         """``name#hash``: the content hash tells two tables with the same name apart."""
         return f"{self.name}#{content_hash([self.n_documents, self.counts])}"
+
+    @functools.cached_property
+    def table(self) -> GramCounts:
+        """The counts as sorted integer keys (built once): what n-grams are looked up in."""
+        if isinstance(self.counts, GramCountsView):
+            return self.counts.table
+        return GramCounts.from_mapping(self.counts)
+
+    def of_grams(self, index: NgramIndex, k: int) -> np.ndarray:
+        """(G,) df of each (k + 1)-gram of ``index`` (0 for n-grams not in the corpus)."""
+        return self.table.lookup(self.table.codes(index.vocab)[index.gram_tokens[k]])
 
 
 def document_frequencies(references, *, n: int = 4, tokenizer: str = "ptb",
@@ -65,6 +76,36 @@ def document_frequencies(references, *, n: int = 4, tokenizer: str = "ptb",
     return DocumentFrequencies(counts, len(ref_lists), name)
 
 
+def corpus_document_frequencies(batches: Iterable[CaptionBatch], *, n: int = 4,
+                                name: str = "corpus") -> DocumentFrequencies:
+    """df of the references of several batches, one document per candidate, as ``cider_d``
+    computes it from the references of one batch: for a set scored in chunks
+    (``capkit.metrics.chunked``). The batches share one vocabulary list (token ids)."""
+    keys: list[list[np.ndarray]] = [[] for _ in range(n)]
+    counts: list[list[np.ndarray]] = [[] for _ in range(n)]
+    vocab, n_documents = None, 0
+    for batch in batches:
+        enc, N = batch.encoded(), len(batch)
+        if vocab is None:
+            vocab = enc.vocab
+        elif enc.vocab is not vocab:
+            raise ValueError("corpus_document_frequencies needs batches that share one vocabulary")
+        first = int(enc.starts[N])
+        refs = Encoded(enc.tokens[first:], enc.lengths[N:], enc.starts[N:] - first, vocab)
+        index, owner = build_index(refs, n), batch.ref_owner
+        for k, table in enumerate(index.tables):
+            keys[k].append(pack_grams(index.gram_tokens[k] + 1, len(vocab) + 1))
+            counts[k].append(_df_of_grams(owner[table.seg], table.gram, table.n_grams))
+            pending = sum(map(len, keys[k][1:]))         # keys[k][0]: what was merged so far
+            if pending > max(len(keys[k][0]), 1 << 22):  # merge: memory stays ~2x the table
+                merged_keys, merged_counts = merge_counts(keys[k], counts[k])
+                keys[k], counts[k] = [merged_keys], [merged_counts]
+        n_documents += N
+    merged = [merge_counts(k, c) for k, c in zip(keys, counts)]
+    table = GramCounts(list(vocab or []), tuple(m[0] for m in merged), tuple(m[1] for m in merged))
+    return DocumentFrequencies(GramCountsView(table), n_documents, name)
+
+
 def _df_of_grams(doc: np.ndarray, gram: np.ndarray, n_grams: int) -> np.ndarray:
     """(G,) number of distinct documents in which each gram occurs.
 
@@ -74,46 +115,60 @@ def _df_of_grams(doc: np.ndarray, gram: np.ndarray, n_grams: int) -> np.ndarray:
     return np.bincount(gram[run_starts(gram, doc)], minlength=n_grams).astype(np.float64)
 
 
-def _given_df(index: NgramIndex, k: int, df: DocumentFrequencies) -> np.ndarray:
-    """(G,) df of each k-gram of the batch; the n-gram tuples are built by numpy indexing, not
-    token by token (this lookup is most of a self-critical reward batch's time)."""
-    grams = index.gram_tokens[k]                                                   # (G, k)
-    words = np.asarray(index.vocab, dtype=object)[grams].tolist()
-    return np.fromiter(map(df.counts.get, map(tuple, words), itertools.repeat(0.0)),
-                       dtype=np.float64, count=len(grams))
-
-
 def cider_d(candidates, references=None, images=None, *, n: int = 4, sigma: float = 6.0,
             document_frequency: DocumentFrequencies | None = None,
             tokenizer: str = "ptb") -> Scores:
     """CIDEr-D per caption; corpus = mean of per-caption scores (pycocoevalcap's definition)."""
     batch = prepare(candidates, references, tokenizer)
-    N = len(batch)
-    if document_frequency is None and N < 2:
+    _check_documents(len(batch), document_frequency)
+    return cider_scores(cider_stats(batch, n=n, sigma=sigma,
+                                    document_frequency=document_frequency),
+                        n=n, sigma=sigma, document_frequency=document_frequency,
+                        tokenizer=batch.tokenizer, ids=batch.ids)
+
+
+def _check_documents(n_candidates: int, document_frequency) -> None:
+    if document_frequency is None and n_candidates < 2:
         raise ValueError(
             "CIDEr-D takes document frequencies from the references of the scored set, so with "
             "a single candidate every n-gram is in every document and every score is 0. Score "
             "more images together, or pass document_frequency=document_frequencies(corpus_refs)")
-    per, parts = _cider_arrays(batch, n, sigma, document_frequency)
+
+
+def cider_scores(stats: Mapping[str, np.ndarray], *, n: int = 4, sigma: float = 6.0,
+                 document_frequency: DocumentFrequencies | None = None,
+                 tokenizer: str = "ptb", ids: tuple[str, ...] | None = None) -> Scores:
+    """``Scores`` from ``cider_stats`` of one batch, or of several chunks concatenated.
+
+    ``document_frequency``: the table the user gave (it names the signature), None for df taken
+    from the scored references (``df:corpus``), in one batch or by ``corpus_document_frequencies``.
+    """
+    per = stats["cider_d"]
+    _check_documents(len(per), document_frequency)
     df_name = "corpus" if document_frequency is None else document_frequency.fingerprint
-    sig = make_signature("cider_d", n=n, sigma=sigma, clip="min", df=df_name,
-                         tok=batch.tokenizer)
-    return Scores("cider_d", per, float(per.mean()), sig, batch.ids, parts)
+    sig = make_signature("cider_d", n=n, sigma=sigma, clip="min", df=df_name, tok=tokenizer)
+    parts = {k: v for k, v in stats.items() if k != "cider_d"}
+    return Scores("cider_d", per, float(per.mean()), sig, ids, parts)
 
 
-def _cider_arrays(batch: CaptionBatch, n: int, sigma: float,
-                  given: DocumentFrequencies | None) -> tuple[np.ndarray, dict]:
+def cider_stats(batch: CaptionBatch, *, n: int = 4, sigma: float = 6.0,
+                document_frequency: DocumentFrequencies | None = None) -> dict[str, np.ndarray]:
+    """Per-caption CIDEr-D (``"cider_d"``) and its orders (``"cider_k"``) of one batch, with df
+    from ``document_frequency`` or, when None, from the batch's own references."""
     N, owner, n_refs = len(batch), batch.ref_owner, batch.n_refs
     R = len(owner)
+    given = document_frequency
     index = batch.ngrams(n)
     seg_owner = np.concatenate([np.arange(N, dtype=np.int64), owner])            # (S,)
     log_docs = given.log_documents if given is not None else float(np.log(float(N)))
+    codes = given.table.codes(index.vocab) if given is not None else None        # (V,)
     sims = np.zeros((n, R))                                                        # (n, R)
     for k, table in enumerate(index.tables[:n]):
         is_ref = table.seg >= N
-        df = (_given_df(index, k, given) if given is not None else
+        df = (given.table.lookup(codes[index.gram_tokens[k]]) if given is not None else
               _df_of_grams(owner[table.seg[is_ref] - N], table.gram[is_ref], table.n_grams))
-        weight = table.count * (log_docs - np.log(np.maximum(1.0, df[table.gram])))
+        idf = log_docs - np.log(np.maximum(1.0, df))                               # (G,)
+        weight = table.count * idf[table.gram]
         norm = np.sqrt(np.bincount(table.seg, weights=weight**2, minlength=N + R))
         w_cand = lookup(table.gram[is_ref] * N + seg_owner[table.seg[is_ref]],
                         table.gram[~is_ref] * N + table.seg[~is_ref], weight[~is_ref], 0.0)
@@ -128,4 +183,4 @@ def _cider_arrays(batch: CaptionBatch, n: int, sigma: float,
     starts = np.concatenate([[0], np.cumsum(n_refs)[:-1]])
     summed = np.add.reduceat(sims, starts, axis=1)                                 # (n, N)
     per = summed.mean(axis=0) / n_refs * 10.0
-    return per, {f"cider_{k + 1}": summed[k] / n_refs * 10.0 for k in range(n)}
+    return {"cider_d": per, **{f"cider_{k + 1}": summed[k] / n_refs * 10.0 for k in range(n)}}

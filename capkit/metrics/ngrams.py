@@ -8,6 +8,8 @@ clipping and document frequencies are then joins on sorted integer keys (``np.se
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,3 +123,118 @@ def lookup(keys: np.ndarray, table_keys: np.ndarray, values: np.ndarray,
     out = np.full(len(keys), default, dtype=values.dtype)   # uint64 masks stay uint64 when empty
     out[found] = values[idx_clip[found]]
     return out
+
+
+def pack_grams(codes: np.ndarray, base: int) -> np.ndarray:
+    """(G,) one exact, sortable key per row of ``codes`` (G, k), each code in [0, base).
+
+    Keys sort in the lexicographic order of the rows. int64 (``sum c_i base^(k-i)``) when
+    ``base**k`` fits in 63 bits, i.e. up to 55,108 words for 4-grams; beyond, complex128 pairs
+    (first two codes, the rest), which numpy sorts and searches lexicographically and which stay
+    exact while ``base**2 < 2**53``.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    k = codes.shape[1]
+    if base ** k < 2**63:
+        key = np.zeros(len(codes), dtype=np.int64)
+        for j in range(k):
+            key = key * base + codes[:, j]
+        return key
+    if base ** 2 >= 2**53:
+        raise ValueError(f"a vocabulary of {base - 1:,} words is too large to key n-grams")
+    return pack_grams(codes[:, :2], base).astype(np.float64) \
+        + 1j * pack_grams(codes[:, 2:], base).astype(np.float64)
+
+
+def unpack_grams(keys: np.ndarray, base: int, k: int) -> np.ndarray:
+    """(G, k) codes of ``pack_grams`` keys: its inverse."""
+    if keys.dtype.kind == "c":                       # only for k > 2 (see pack_grams)
+        return np.hstack([unpack_grams(keys.real.astype(np.int64), base, 2),
+                          unpack_grams(keys.imag.astype(np.int64), base, k - 2)])
+    out = np.zeros((len(keys), k), dtype=np.int64)
+    rest = keys.copy()
+    for j in range(k - 1, -1, -1):
+        rest, out[:, j] = np.divmod(rest, base)
+    return out
+
+
+def merge_counts(keys: list[np.ndarray], counts: list[np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Sum the counts of equal keys over several (keys, counts) tables: (sorted keys, counts)."""
+    uniq, inverse = np.unique(np.concatenate(keys), return_inverse=True)
+    return uniq, np.bincount(inverse, weights=np.concatenate(counts), minlength=len(uniq))
+
+
+@dataclass(frozen=True, eq=False)
+class GramCounts:
+    """A table {n-gram: count} as arrays: words coded 1..V, per order sorted ``pack_grams`` keys.
+
+    Looking up the n-grams of an ``NgramIndex`` is then two array lookups (its vocabulary to
+    codes, its grams' keys to counts) instead of a dictionary lookup per n-gram.
+    """
+    words: list[str]                    # code - 1 -> word
+    keys: tuple[np.ndarray, ...]        # keys[k - 1]: sorted unique keys of the k-grams
+    counts: tuple[np.ndarray, ...]      # counts[k - 1]: float64 count of each key
+
+    @property
+    def base(self) -> int:
+        return len(self.words) + 1
+
+    @classmethod
+    def from_mapping(cls, counts: Mapping[tuple[str, ...], float]) -> GramCounts:
+        words = list(dict.fromkeys(w for gram in counts for w in gram))
+        code = {w: i + 1 for i, w in enumerate(words)}
+        n = max(map(len, counts), default=0)
+        rows: list[list] = [[] for _ in range(n)]
+        values: list[list] = [[] for _ in range(n)]
+        for gram, count in counts.items():
+            rows[len(gram) - 1].append([code[w] for w in gram])
+            values[len(gram) - 1].append(count)
+        keys, out = [], []
+        for k in range(n):
+            key = pack_grams(np.array(rows[k], dtype=np.int64).reshape(-1, k + 1), len(words) + 1)
+            order = np.argsort(key, kind="stable")
+            keys.append(key[order])
+            out.append(np.asarray(values[k], dtype=np.float64)[order])
+        return cls(words, tuple(keys), tuple(out))
+
+    @functools.cached_property
+    def code(self) -> dict[str, int]:
+        """word -> code"""
+        return {w: i + 1 for i, w in enumerate(self.words)}
+
+    def codes(self, vocab: Sequence[str]) -> np.ndarray:
+        """(V,) the code of each word of ``vocab`` (0: not in the table)."""
+        get = self.code.get
+        return np.fromiter((get(w, 0) for w in vocab), dtype=np.int64, count=len(vocab))
+
+    def lookup(self, codes: np.ndarray) -> np.ndarray:
+        """(G,) count of each k-gram given as codes (G, k); 0 where absent."""
+        k = codes.shape[1]
+        if k > len(self.keys) or len(codes) == 0:
+            return np.zeros(len(codes), dtype=np.float64)
+        return lookup(pack_grams(codes, self.base), self.keys[k - 1], self.counts[k - 1], 0.0)
+
+
+class GramCountsView(Mapping):
+    """``GramCounts`` read as the mapping {n-gram tuple: count} (nothing is copied)."""
+
+    def __init__(self, table: GramCounts):
+        self.table = table
+
+    def __getitem__(self, gram: tuple[str, ...]) -> float:
+        code = self.table.code
+        if not gram or any(w not in code for w in gram):
+            raise KeyError(gram)
+        count = self.table.lookup(np.array([[code[w] for w in gram]]))[0]
+        if count == 0:
+            raise KeyError(gram)
+        return float(count)
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        words = np.array([""] + list(self.table.words), dtype=object)
+        for k, keys in enumerate(self.table.keys, start=1):
+            yield from map(tuple, words[unpack_grams(keys, self.table.base, k)].tolist())
+
+    def __len__(self) -> int:
+        return sum(len(k) for k in self.table.keys)

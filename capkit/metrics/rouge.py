@@ -13,6 +13,8 @@ Explained in notebooks/01_classic_metrics.ipynb, section "ROUGE-L".
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from capkit.metrics.inputs import CaptionBatch, prepare
@@ -56,14 +58,15 @@ def lcs_lengths(batch: CaptionBatch) -> np.ndarray:
         row[:live] = ((v + u) | (v - u)) & full[:live]
     lcs[r_idx] = m.astype(np.int64) - np.bitwise_count(row).astype(np.int64)
     for r in np.flatnonzero(~fits):                               # candidates over 64 tokens
-        i = owner[r]
-        lcs[r] = _lcs_python(batch.candidates[i], batch.segments[N + r])
+        i, j = owner[r], N + r
+        lcs[r] = _lcs_python(enc.tokens[enc.starts[i]:enc.starts[i] + enc.lengths[i]].tolist(),
+                             enc.tokens[enc.starts[j]:enc.starts[j] + enc.lengths[j]].tolist())
     return lcs
 
 
-def _lcs_python(a: list[str], b: list[str]) -> int:
-    """The same bit-parallel LCS with Python's unbounded integers."""
-    masks: dict[str, int] = {}
+def _lcs_python(a: list, b: list) -> int:
+    """The same bit-parallel LCS with Python's unbounded integers (tokens or token ids)."""
+    masks: dict = {}
     for i, t in enumerate(a):
         masks[t] = masks.get(t, 0) | (1 << i)
     full = (1 << len(a)) - 1
@@ -78,6 +81,11 @@ def rouge_l(candidates, references=None, images=None, *, beta: float = 1.2,
             tokenizer: str = "ptb") -> Scores:
     """ROUGE-L F per caption (P and R maximised separately over references); corpus = mean."""
     batch = prepare(candidates, references, tokenizer)
+    return rouge_scores(rouge_stats(batch), beta=beta, tokenizer=batch.tokenizer, ids=batch.ids)
+
+
+def rouge_stats(batch: CaptionBatch) -> dict[str, np.ndarray]:
+    """Per caption the best precision and recall over its references, and every LCS length."""
     batch = batch.cache.get("rouge_view", batch)       # see inputs.prepare
     N, lcs = len(batch), lcs_lengths(batch)
     enc = batch.encoded()
@@ -87,9 +95,15 @@ def rouge_l(candidates, references=None, images=None, *, beta: float = 1.2,
     starts = np.concatenate([[0], np.cumsum(batch.n_refs)[:-1]])
     prec = np.maximum.reduceat(lcs / cand_len, starts)
     rec = np.maximum.reduceat(lcs / ref_len, starts)
+    return {"precision": prec, "recall": rec, "lcs": lcs}
+
+
+def rouge_scores(stats: Mapping[str, np.ndarray], *, beta: float = 1.2, tokenizer: str = "ptb",
+                 ids: tuple[str, ...] | None = None) -> Scores:
+    """``Scores`` from ``rouge_stats`` of one batch, or of several chunks concatenated."""
+    prec, rec = stats["precision"], stats["recall"]
     with np.errstate(invalid="ignore", divide="ignore"):
         f = ((1 + beta**2) * prec * rec) / (rec + beta**2 * prec)
     per = np.where((prec != 0) & (rec != 0), f, 0.0)
-    sig = make_signature("rouge_l", beta=beta, pr="max-separately", tok=batch.tokenizer)
-    return Scores("rouge_l", per, float(per.mean()), sig, batch.ids,
-                  {"precision": prec, "recall": rec, "lcs": lcs})
+    sig = make_signature("rouge_l", beta=beta, pr="max-separately", tok=tokenizer)
+    return Scores("rouge_l", per, float(per.mean()), sig, ids, dict(stats))
