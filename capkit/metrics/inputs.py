@@ -28,17 +28,34 @@ class CaptionBatch:
     tokenizer: str
     cache: dict = field(default_factory=dict, repr=False, compare=False)  # shared encodings
 
+    @classmethod
+    def from_encoded(cls, encoded: Encoded, n_refs: np.ndarray, ids: tuple[str, ...] | None,
+                     tokenizer: str) -> CaptionBatch:
+        """A batch of captions given as token ids: candidates first, then each candidate's
+        references (``n_refs`` of them), as ``encoded`` lays them out. Its token lists are
+        decoded only when read (the chunks of ``capkit.metrics.compact``)."""
+        N = len(n_refs)
+        first_ref = N + np.concatenate([[0], np.cumsum(n_refs)]).astype(np.int64)    # (N + 1,)
+        batch = cls(_DecodedSegments(encoded, np.arange(N)),
+                    _DecodedReferences(encoded, first_ref), ids, tokenizer)
+        batch.cache["encoded"] = encoded
+        batch.cache["n_refs"] = np.asarray(n_refs, dtype=np.int64)
+        return batch
+
     def __len__(self) -> int:
         return len(self.candidates)
 
     @property
     def segments(self) -> list[list[str]]:
         """Candidates first, then every reference, in order: the layout of ``encoded``."""
-        return self.candidates + [r for rs in self.references for r in rs]
+        return list(self.candidates) + [r for rs in self.references for r in rs]
 
     @property
     def n_refs(self) -> np.ndarray:
-        return np.fromiter((len(r) for r in self.references), dtype=np.int64, count=len(self))
+        if "n_refs" not in self.cache:
+            self.cache["n_refs"] = np.fromiter((len(r) for r in self.references),
+                                               dtype=np.int64, count=len(self))
+        return self.cache["n_refs"]
 
     @property
     def ref_owner(self) -> np.ndarray:
@@ -57,6 +74,40 @@ class CaptionBatch:
             return self.cache[have[0]]
         self.cache[("ngrams", n)] = build_index(self.encoded(), n)
         return self.cache[("ngrams", n)]
+
+
+class _DecodedSegments(Sequence):
+    """Token lists of some segments of an ``Encoded``, decoded on access."""
+
+    def __init__(self, encoded: Encoded, segments: np.ndarray):
+        self.encoded, self.segments = encoded, segments
+
+    def __len__(self) -> int:
+        return len(self.segments)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        enc, s = self.encoded, self.segments[i]
+        return [enc.vocab[t] for t in enc.tokens[enc.starts[s]:enc.starts[s] + enc.lengths[s]]]
+
+
+class _DecodedReferences(Sequence):
+    """Per candidate, the token lists of its references in an ``Encoded``, decoded on access."""
+
+    def __init__(self, encoded: Encoded, first: np.ndarray):
+        self.encoded, self.first = encoded, first          # (N + 1,) segment offsets
+
+    def __len__(self) -> int:
+        return len(self.first) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        return list(_DecodedSegments(self.encoded, np.arange(self.first[i], self.first[i + 1])))
 
 
 def _check_caption(text: object, where: str, allow_empty: bool = False) -> str:
@@ -133,11 +184,12 @@ def align(candidates, references, *, strict: bool = False
     return cands, [list(r) for r in refs], ids
 
 
-def tokenized_text(texts: list[str], tokenizer: str) -> list[str]:
-    """Space-joined tokens. ``"ptb"`` lexes ``texts`` as one stream, in order, as pycocoevalcap does."""
+def tokenized_text(texts: list[str], tokenizer: str, memo: dict | None = None) -> list[str]:
+    """Space-joined tokens. ``"ptb"`` lexes ``texts`` as one stream, in order, as pycocoevalcap
+    does (``memo``: see ``ptb_tokenize``)."""
     if tokenizer == "ptb":
         from capkit.text import ptb_tokenize
-        return ptb_tokenize(texts)
+        return ptb_tokenize(texts, memo=memo)
     if tokenizer == "split":
         return [" ".join(t.split()) for t in texts]
     raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {TOKENIZERS}")
@@ -180,16 +232,8 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
     cand_toks = [t.split() for t in cand_text]
     ref_toks = _regroup([t.split() for t in ref_text], refs)
     # empty ones were reported by align; here the ones that tokenise to nothing ("...")
-    empty = [ids[i] if ids else str(i) for i, t in enumerate(cand_toks) if not t and cands[i].strip()]
-    if empty and strict:
-        raise ValueError(f"{len(empty)} candidate(s) have no tokens after {tokenizer} "
-                         f"tokenisation (first: {empty[:5]}); give real captions, or score them "
-                         "as pycocoevalcap does (0) with strict=False")
-    if empty:
-        warnings.warn(f"{len(empty)} candidate(s) have no tokens after {tokenizer} "
-                      f"tokenisation (first: {empty[:5]}); they score 0 on BLEU, ROUGE-L, "
-                      "CIDEr-D and METEOR, as in pycocoevalcap (strict=True raises instead)",
-                      stacklevel=3)
+    no_tokens([ids[i] if ids else str(i) for i, t in enumerate(cand_toks)
+               if not t and cands[i].strip()], tokenizer, strict)
     batch = CaptionBatch(cand_toks, ref_toks, ids, tokenizer)
     if any(_SPLITS_APART(t) for t in (*cand_text, *ref_text)):
         # the PTB tokenizer keeps a no-break space inside "5 1/2" and phone numbers; BLEU and
@@ -198,6 +242,19 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
             [t.split(" ") for t in cand_text], _regroup([t.split(" ") for t in ref_text], refs),
             ids, tokenizer)
     return batch
+
+
+def no_tokens(names: list[str], tokenizer: str, strict: bool) -> None:
+    """Warn about the (non-empty) candidates ``names`` that tokenise to nothing, or raise."""
+    if names and strict:
+        raise ValueError(f"{len(names)} candidate(s) have no tokens after {tokenizer} "
+                         f"tokenisation (first: {names[:5]}); give real captions, or score them "
+                         "as pycocoevalcap does (0) with strict=False")
+    if names:
+        warnings.warn(f"{len(names)} candidate(s) have no tokens after {tokenizer} "
+                      f"tokenisation (first: {names[:5]}); they score 0 on BLEU, ROUGE-L, "
+                      "CIDEr-D and METEOR, as in pycocoevalcap (strict=True raises instead)",
+                      stacklevel=4)
 
 
 _SPLITS_APART = re.compile(r"[^\S ]").search     # whitespace other than the plain space

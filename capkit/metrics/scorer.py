@@ -9,7 +9,9 @@ pycocoevalcap drop-in and the torchmetrics adapter all call ``Scorer``. It
   CIDEr-D run together;
 * hands images, scenes and document frequencies to the metrics whose spec asks for them, and
   refuses clearly when one is missing;
-* checks that each metric returned one finite score per candidate, and attaches the ids.
+* checks that each metric returned one finite score per candidate, and attaches the ids;
+* scores BLEU, ROUGE-L and CIDEr-D of a large input in chunks of compact token ids, with the same
+  results (``chunk_size``; ``capkit.metrics.chunked``).
 """
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from capkit.caption_files import paused_gc
+from capkit.metrics.chunked import CHUNK_ABOVE, CHUNK_SIZE, chunkable, score_chunks
+from capkit.metrics.compact import compact
 from capkit.metrics.inputs import CaptionBatch, align, prepare
 from capkit.metrics.registry import MetricSpec, resolve, suite
 from capkit.scores import Scores, as_scores
@@ -29,13 +34,23 @@ class Scorer:
     """Score several metrics on the same inputs: ``Scorer(["bleu_4", "cider_d"]).score(c, r)``.
 
     ``options``: ``{metric name: {option: value}}`` passed to that metric only.
+    ``chunk_size``: candidates per chunk for BLEU, ROUGE-L and CIDEr-D on inputs larger than
+    that (``capkit.metrics.chunked``: compact token ids, memory bounded by the chunk, the same
+    scores); ``"auto"`` chunks above ``chunked.CHUNK_ABOVE`` candidates, None never.
     """
 
     def __init__(self, metrics=None, *, tokenizer: str = "ptb", strict: bool = False,
-                 options: Mapping[str, Mapping[str, object]] | None = None):
+                 options: Mapping[str, Mapping[str, object]] | None = None,
+                 chunk_size: int | str | None = "auto"):
         self.specs = resolve(suite("classic") if metrics is None else metrics)
         self.tokenizer = tokenizer
         self.strict = strict
+        if not (chunk_size is None or chunk_size == "auto" or
+                (isinstance(chunk_size, int) and not isinstance(chunk_size, bool)
+                 and chunk_size > 0)):
+            raise ValueError(f"chunk_size must be a positive number of candidates, 'auto' or "
+                             f"None (never chunk), got {chunk_size!r}")
+        self.chunk_size = chunk_size
         self.options = {k: dict(v) for k, v in (options or {}).items()}
         unknown = set(self.options) - set(self.specs)
         if unknown:
@@ -62,32 +77,56 @@ class Scorer:
             texts = None
             n = len(batch)
         else:
-            texts = align(candidates, references, strict=self.strict)
+            with paused_gc():
+                texts = align(candidates, references, strict=self.strict)
             n = len(texts[0])
         if n == 0:
             raise ValueError("no candidates: give at least one caption to score")
-        need_tokens = any(s.tokens for s in self.specs.values())
-        if need_tokens and batch is None:
-            batch = prepare(*texts[:2], tokenizer=self.tokenizer, ids=texts[2], checked=True,
-                            strict=self.strict)
-            if sum(_target(s) in NGRAM_METRICS for s in self.specs.values()) > 1:
+        kwargs = {name: self._kwargs(name, spec, images, scenes, document_frequency)
+                  for name, spec in self.specs.items()}
+        done, n_empty = self._score_in_chunks(texts, kwargs) if batch is None else ({}, None)
+        in_memory = {name: spec for name, spec in self.specs.items() if name not in done}
+        if any(s.tokens for s in in_memory.values()) and batch is None:
+            with paused_gc():
+                batch = prepare(*texts[:2], tokenizer=self.tokenizer, ids=texts[2], checked=True,
+                                strict=self.strict)
+            if sum(_target(s) in NGRAM_METRICS for s in in_memory.values()) > 1:
                 batch.ngrams(4)            # BLEU-1..4 and CIDEr-D share one n-gram index
         if texts is None and any(not s.tokens for s in self.specs.values()):
             raise ValueError("metrics that read plain text cannot be scored from a CaptionBatch "
                              "alone; pass the candidates and references")
         ids = texts[2] if texts is not None else batch.ids
         # align and prepare warned about them; the count goes into every result's parts
-        n_empty = sum(not c for c in batch.candidates) if batch is not None else \
-            _count_empty(texts[0])
+        if n_empty is None:
+            n_empty = sum(not c for c in batch.candidates) if batch is not None else \
+                _count_empty(texts[0])
         out = {}
         for name, spec in self.specs.items():
-            kwargs = self._kwargs(name, spec, images, scenes, document_frequency)
-            if spec.tokens:
-                result = spec.function(batch, **kwargs)
+            if name in done:
+                result = done.pop(name)
+            elif spec.tokens:
+                result = spec.function(batch, **kwargs[name])
             else:
-                result = spec.function(*_plain_inputs(spec, texts), **kwargs)
+                result = spec.function(*_plain_inputs(spec, texts), **kwargs[name])
             out[name] = _checked(name, spec, result, n, ids, n_empty)
         return out
+
+    def _score_in_chunks(self, texts, kwargs) -> tuple[dict[str, Scores], int | None]:
+        """The metrics that can be scored in chunks, when the input is large enough: their
+        results and the number of candidates with no tokens; ({}, None) when there are none."""
+        size = self._chunk_size(len(texts[0]))
+        chunked = {name: spec for name, spec in self.specs.items()
+                   if size and chunkable(spec, kwargs[name])}
+        if not chunked:
+            return {}, None
+        captions = compact(*texts, tokenizer=self.tokenizer, strict=self.strict)
+        return score_chunks(chunked, captions, size, kwargs), captions.n_empty
+
+    def _chunk_size(self, n: int) -> int | None:
+        """Candidates per chunk for an input of n candidates; None: score it in memory."""
+        if self.chunk_size == "auto":
+            return CHUNK_SIZE if n > CHUNK_ABOVE else None
+        return self.chunk_size if self.chunk_size is not None and n > self.chunk_size else None
 
     def _kwargs(self, name: str, spec: MetricSpec, images, scenes, document_frequency) -> dict:
         kwargs = dict(self.options.get(name, {}))
@@ -150,12 +189,15 @@ def _checked(name: str, spec: MetricSpec, result, n: int, ids, n_empty: int) -> 
 
 def score(candidates, references=None, metrics=None, tokenizer: str = "ptb", *,
           images=None, scenes=None, document_frequency=None, strict: bool = False,
-          options: Mapping[str, Mapping[str, object]] | None = None) -> dict[str, Scores]:
+          options: Mapping[str, Mapping[str, object]] | None = None,
+          chunk_size: int | str | None = "auto") -> dict[str, Scores]:
     """Several metrics on one input, tokenised once: ``{name: Scores}``.
 
     ``metrics``: one name (``"bleu_4"``), a list of names / ``"module:function"`` / callables,
     or ``{name: metric}``; default: the ``"classic"`` suite (BLEU-1..4, ROUGE-L, CIDEr-D).
+    ``chunk_size``: see ``Scorer``.
     """
-    return Scorer(metrics, tokenizer=tokenizer, strict=strict, options=options).score(
+    return Scorer(metrics, tokenizer=tokenizer, strict=strict, options=options,
+                  chunk_size=chunk_size).score(
         candidates, references, images=images, scenes=scenes,
         document_frequency=document_frequency)

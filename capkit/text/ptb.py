@@ -349,7 +349,11 @@ def _slow(caption: str, following: str | None = _ISOLATED) -> str:
 CONTEXTS = ("stream", "isolated")
 
 
-def ptb_tokenize(captions: Sequence[str], *, context: str = "stream") -> list[str]:
+MEMO_LIMIT = 1_000_000  # captions a ``memo`` holds before it starts afresh
+
+
+def ptb_tokenize(captions: Sequence[str], *, context: str = "stream",
+                 memo: dict[str, str] | None = None) -> list[str]:
     """Tokenize captions exactly like pycocoevalcap's ``PTBTokenizer`` (one output per input).
 
     Every caption is lexed by the rules of Stanford PTBTokenizer 3.4.1 (``-lowerCase``), and
@@ -363,6 +367,10 @@ def ptb_tokenize(captions: Sequence[str], *, context: str = "stream") -> list[st
     caption on its own (followed by a line that starts nothing): results do not depend on order.
     The two differ on a handful of captions in 100,000.
 
+    ``memo``: a dict kept across calls that tokenise one long stream block by block (each block
+    with the next caption appended as lookahead); it holds the captions whose tokens cannot
+    depend on their neighbours, so a caption repeated in many blocks is lexed once.
+
     Raises TypeError if ``captions`` is a string or an item is not a ``str``.
     """
     if isinstance(captions, (str, bytes)):
@@ -375,8 +383,11 @@ def ptb_tokenize(captions: Sequence[str], *, context: str = "stream") -> list[st
             if not isinstance(caption, str):
                 raise TypeError(f"caption at index {i} is {type(caption).__name__}, not str: {caption!r:.80}")
     line = lambda j: _LINE_BREAKS.sub(" ", captions[j])  # noqa: E731 (only for the few slow ones)
-    distinct = list(dict.fromkeys(captions))            # benchmarks repeat references heavily
-    fast = dict(zip(distinct, _fast_batch(distinct)))
+    fast = {} if memo is None else memo                 # caption -> tokens (None: not plain)
+    if len(fast) > MEMO_LIMIT:
+        fast.clear()
+    distinct = [c for c in dict.fromkeys(captions) if c not in fast]  # benchmarks repeat a lot
+    fast.update(zip(distinct, _fast_batch(distinct)))
     out = []
     for i, caption in enumerate(captions):
         last = i == len(captions) - 1
