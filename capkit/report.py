@@ -1,9 +1,13 @@
-"""Plain-text, Markdown and CSV tables for the command line (no third-party dependency)."""
+"""Plain-text, Markdown and CSV tables for the command line (no third-party dependency), and
+per-caption scores written as JSON or CSV a block at a time."""
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import TextIO
 
 
 def _cell(value: object, digits: int) -> str:
@@ -35,3 +39,49 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], fmt: 
         return "  ".join(v.ljust(w) if i < left else v.rjust(w)
                          for i, (v, w) in enumerate(zip(values, widths)))
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, cells)])
+
+
+def _caption_ids(result) -> list[str]:
+    return list(result.ids) if result.ids is not None else [str(i) for i in range(len(result))]
+
+
+def _json_number(value: float) -> str:
+    return repr(float(value)) if math.isfinite(value) else json.dumps(float(value))
+
+
+def write_scores_json(results: Mapping[str, object], file: TextIO, block: int = 20_000) -> None:
+    """``{"metrics": {name: {"corpus", "per_caption": {id: score}}}, "signature": {name: ...}}``
+    written as ``json.dumps(..., indent=1)`` writes it, a block of captions at a time, so that a
+    million rows never exist as one string (``results``: ``{name: Scores}``)."""
+    names = list(results)
+    file.write('{\n "metrics": {\n')
+    for m, name in enumerate(names):
+        s = results[name]
+        ids = [json.encoder.encode_basestring_ascii(i) for i in _caption_ids(s)]
+        file.write(f'  {json.dumps(name)}: {{\n   "corpus": {_json_number(s.corpus)},\n'
+                   '   "per_caption": {\n')
+        values = s.per_caption
+        for start in range(0, len(ids), block):
+            rows = zip(ids[start:start + block], values[start:start + block].tolist())
+            text = ",\n".join(f"    {i}: {_json_number(v)}" for i, v in rows)
+            file.write(text + (",\n" if start + block < len(ids) else "\n"))
+        file.write("   }\n  }" + (",\n" if m < len(names) - 1 else "\n"))
+    file.write(' },\n "signature": {\n')
+    file.write(",\n".join(f"  {json.dumps(n)}: {json.dumps(results[n].signature)}"
+                          for n in names))
+    file.write("\n }\n}\n")
+
+
+def write_scores_csv(results: Mapping[str, object], file: TextIO, digits: int = 10,
+                     block: int = 20_000) -> None:
+    """One row per caption (id, then each metric), then ``<corpus>``: the CSV of
+    ``format_table``, written a block of rows at a time (``results``: ``{name: Scores}``)."""
+    names = list(results)
+    writer = csv.writer(file, lineterminator="\n")
+    writer.writerow(["id", *names])
+    ids = _caption_ids(results[names[0]])
+    for start in range(0, len(ids), block):
+        columns = [results[n].per_caption[start:start + block].tolist() for n in names]
+        writer.writerows([[i, *(_cell(v, digits) for v in row)]
+                          for i, *row in zip(ids[start:start + block], *columns)])
+    writer.writerow(["<corpus>", *(_cell(results[n].corpus, digits) for n in names)])

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
+import sys
 
 from capkit.commands.args import metric_list
-from capkit.report import format_table
+from capkit.report import format_table, write_scores_csv, write_scores_json
 
 
 def register(sub) -> None:
@@ -23,7 +23,23 @@ def register(sub) -> None:
     p.add_argument("--images", default=None, metavar="DIR",
                    help="folder of the candidates' images (<id>.jpg, or COCO_val2014_<12 digits>"
                         ".jpg for COCO ids), needed by image metrics such as clipscore")
+    p.add_argument("--chunk-size", type=_chunk_size, default="auto", metavar="N",
+                   help="score BLEU, ROUGE-L and CIDEr-D N candidates at a time (same scores, "
+                        "memory bounded by N); default: auto (50,000 above 200,000 "
+                        "candidates); 0: never")
     p.set_defaults(func=run)
+
+
+def _chunk_size(text: str) -> int | str | None:
+    if text == "auto":
+        return "auto"
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"give a number of candidates or 'auto', got {text!r}")
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"the chunk size cannot be negative, got {n}")
+    return n or None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,19 +54,13 @@ def run(args: argparse.Namespace) -> int:
     cands, refs = read_candidates(args.candidates), read_references(args.references)
     options = {name: {"progress": True} for name, spec in specs.items()
                if "progress" in inspect.signature(spec.function).parameters}
-    results = Scorer(specs, tokenizer=args.tokenizer, options=options).score(
-        cands, refs, images=args.images)
-    if args.format == "json":
-        out = {"metrics": {name: {"corpus": s.corpus, "per_caption": s.by_id()}
-                           for name, s in results.items()},
-               "signature": {name: s.signature for name, s in results.items()}}
-        print(json.dumps(out, indent=1))
+    results = Scorer(specs, tokenizer=args.tokenizer, options=options,
+                     chunk_size=args.chunk_size).score(cands, refs, images=args.images)
+    del cands, refs
+    if args.format == "json":       # written a block of captions at a time (a million rows)
+        write_scores_json(results, sys.stdout)
     elif args.format == "csv":
-        names = list(results)
-        per = {name: s.by_id() for name, s in results.items()}
-        rows = [[i, *(per[n][i] for n in names)] for i in per[names[0]]]
-        rows.append(["<corpus>", *(results[n].corpus for n in names)])
-        print(format_table(["id", *names], rows, "csv", digits=10))
+        write_scores_csv(results, sys.stdout, digits=10)
     else:
         rows = [[name, s.corpus, s.signature] for name, s in results.items()]
         print(format_table(["metric", "corpus", "signature"], rows, args.format))
