@@ -16,7 +16,7 @@ import pytest
 from capkit.cli import main
 from capkit.metrics import Scorer, document_frequencies, get_spec, register, unregister
 from capkit.metrics import compact as compact_module
-from capkit.metrics.chunked import CHUNK_ABOVE, CHUNKED
+from capkit.metrics.chunked import CHUNK_SIZE, CHUNKED
 from capkit.metrics.cider import DocumentFrequencies, corpus_document_frequencies
 from capkit.metrics.compact import _tokenised_blocks, compact
 from capkit.metrics.inputs import align, prepare, tokenized_text
@@ -211,7 +211,7 @@ def test_chunk_size_is_checked_and_auto_means_large_inputs_only():
         with pytest.raises(ValueError, match="chunk_size must be a positive number"):
             Scorer(["bleu_4"], chunk_size=bad)
     auto = Scorer(["bleu_4"])
-    assert auto._chunk_size(CHUNK_ABOVE) is None and auto._chunk_size(CHUNK_ABOVE + 1)
+    assert auto._chunk_size(CHUNK_SIZE) is None and auto._chunk_size(CHUNK_SIZE + 1) == CHUNK_SIZE
     assert Scorer(["bleu_4"], chunk_size=None)._chunk_size(10**9) is None
     assert Scorer(["bleu_4"], chunk_size=10)._chunk_size(10) is None     # one chunk: in memory
     assert get_spec("meteor").target not in CHUNKED                      # meteor: in memory

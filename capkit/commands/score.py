@@ -25,8 +25,8 @@ def register(sub) -> None:
                         ".jpg for COCO ids), needed by image metrics such as clipscore")
     p.add_argument("--chunk-size", type=_chunk_size, default="auto", metavar="N",
                    help="score BLEU, ROUGE-L and CIDEr-D N candidates at a time (same scores, "
-                        "memory bounded by N); default: auto (50,000 above 200,000 "
-                        "candidates); 0: never")
+                        "memory bounded by N); default: auto (chunks of 50,000 when "
+                        "there are more candidates); 0: never")
     p.set_defaults(func=run)
 
 

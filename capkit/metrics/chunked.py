@@ -1,6 +1,6 @@
 """Scoring inputs too large to hold as token lists: chunk by chunk, with each metric's own kernel.
 
-``Scorer(chunk_size=...)`` (and ``capkit score``, automatically above ``CHUNK_ABOVE``
+``Scorer(chunk_size=...)`` (and ``capkit score``, automatically above ``CHUNK_SIZE``
 candidates) tokenises the input once into ``CompactCaptions`` and scores BLEU, ROUGE-L and CIDEr-D
 here; any other metric of the same call is scored in memory as usual. Each of the three metrics
 is split into the same two functions its in-memory form is made of:
@@ -29,8 +29,9 @@ from capkit.metrics.registry import MetricSpec
 from capkit.metrics.rouge import rouge_scores, rouge_stats
 from capkit.scores import Scores
 
-CHUNK_ABOVE = 200_000     # chunk_size="auto": inputs with more candidates go in chunks ...
-CHUNK_SIZE = 50_000       # ... of this many candidates (about 0.6 GB of n-gram tables each)
+# chunk_size="auto": inputs with more candidates go in chunks of this many (about 0.6 GB of
+# n-gram tables each); from 100,000 candidates on, chunks take less time and half the memory
+CHUNK_SIZE = 50_000
 
 # metric function -> (statistics of one batch, Scores from the concatenated statistics)
 CHUNKED = {

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from capkit.caption_files import paused_gc
-from capkit.metrics.chunked import CHUNK_ABOVE, CHUNK_SIZE, chunkable, score_chunks
+from capkit.metrics.chunked import CHUNK_SIZE, chunkable, score_chunks
 from capkit.metrics.compact import compact
 from capkit.metrics.inputs import CaptionBatch, align, prepare
 from capkit.metrics.registry import MetricSpec, resolve, suite
@@ -36,7 +36,8 @@ class Scorer:
     ``options``: ``{metric name: {option: value}}`` passed to that metric only.
     ``chunk_size``: candidates per chunk for BLEU, ROUGE-L and CIDEr-D on inputs larger than
     that (``capkit.metrics.chunked``: compact token ids, memory bounded by the chunk, the same
-    scores); ``"auto"`` chunks above ``chunked.CHUNK_ABOVE`` candidates, None never.
+    scores); ``"auto"``: chunks of ``chunked.CHUNK_SIZE`` when there is more than one; None:
+    never.
     """
 
     def __init__(self, metrics=None, *, tokenizer: str = "ptb", strict: bool = False,
@@ -125,7 +126,7 @@ class Scorer:
     def _chunk_size(self, n: int) -> int | None:
         """Candidates per chunk for an input of n candidates; None: score it in memory."""
         if self.chunk_size == "auto":
-            return CHUNK_SIZE if n > CHUNK_ABOVE else None
+            return CHUNK_SIZE if n > CHUNK_SIZE else None
         return self.chunk_size if self.chunk_size is not None and n > self.chunk_size else None
 
     def _kwargs(self, name: str, spec: MetricSpec, images, scenes, document_frequency) -> dict:
