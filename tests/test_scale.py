@@ -262,11 +262,22 @@ def test_cli_chunked_output_is_identical(files, capsys, fmt):
         assert len(json.loads(outs[1])["metrics"]["cider_d"]["per_caption"]) == 3000
 
 
-def test_cli_rejects_a_negative_chunk_size(files, capsys):
+@pytest.mark.parametrize("size, match", [("-3", "cannot be negative"),
+                                         ("lots", "give a number of candidates or 'auto'")])
+def test_cli_rejects_a_bad_chunk_size(files, capsys, size, match):
     c, r = files
     with pytest.raises(SystemExit):
-        main(["score", "--candidates", str(c), "--references", str(r), "--chunk-size", "-3"])
-    assert "cannot be negative" in capsys.readouterr().err
+        main(["score", "--candidates", str(c), "--references", str(r), "--chunk-size", size])
+    assert match in capsys.readouterr().err
+
+
+def test_errors_of_the_chunk_machinery():
+    with pytest.raises(ValueError, match="too large to key n-grams"):
+        pack_grams(np.zeros((1, 4), dtype=np.int64), 10**8)
+    one = compact(["a dog", "a cat"], [["a dog runs"], ["the cat"]], tokenizer="split")
+    other = compact(["a dog", "a cat"], [["a dog runs"], ["the cat"]], tokenizer="split")
+    with pytest.raises(ValueError, match="share one vocabulary"):
+        corpus_document_frequencies([one.batch(0, 1), other.batch(1, 2)])
 
 
 @pytest.mark.slow
