@@ -188,6 +188,8 @@ class GramCounts:
         rows: list[list] = [[] for _ in range(n)]
         values: list[list] = [[] for _ in range(n)]
         for gram, count in counts.items():
+            if not gram:                                   # no n-gram is ever looked up as ()
+                continue
             rows[len(gram) - 1].append([code[w] for w in gram])
             values[len(gram) - 1].append(count)
         keys, out = [], []
