@@ -288,3 +288,21 @@ def test_from_dict_rejects_empty_crowded_and_malformed_scenes():
         Scene.from_dict({"objects": [obj], "background": "sky"})
     with pytest.raises(ValueError, match="needs a capkit.world.Scene"):
         check({"objects": [obj]}, "a circle")
+
+
+def test_scene_grid_draws_every_scene_and_says_what_to_do():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from capkit.plots.world import scene_grid
+    scenes = make_scenes(3, seed=0)
+    axes = scene_grid(scenes, [describe(s, n=2) for s in scenes], columns=2, image_size=32)
+    assert len(axes) == 4 and [len(a.images) for a in axes] == [1, 1, 1, 0]
+    assert axes[0].get_title() == "scene 0" and axes[0].texts
+    _, ax = plt.subplots()
+    with pytest.raises(ValueError, match="one list"):
+        scene_grid(scenes, [["a circle"]])
+    with pytest.raises(ValueError, match="axes"):
+        scene_grid(scenes, axes=ax)
+    plt.close("all")
