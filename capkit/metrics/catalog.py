@@ -14,6 +14,7 @@ _CLASSIC_PAPERS = {
 NB01 = "01_classic_metrics.ipynb"
 NB03 = "03_embedding_metrics.ipynb"
 NB06 = "06_intrinsic_i2ce.ipynb"
+NB10 = "10_captioned_world.ipynb"
 
 BUILTIN = [
     *(MetricSpec(f"bleu_{n}", "capkit.metrics.bleu:bleu", {"n": n}, tokens=True,
@@ -62,6 +63,12 @@ BUILTIN = [
                score_range=(0.0, 2.5), downloads="openai/clip-vit-base-patch32 from the hub "
                "(or $CAPKIT_CLIP_MODEL)", paper="Hessel et al. 2021 (RefCLIPScore)",
                notebook=f"{NB03} CLIPScore"),
+    *(MetricSpec(f"{name}_world", f"capkit.metrics.clipscore:{name}", {"model": "world-clip"},
+                 references=name == "refclipscore", images=True, score_range=(0.0, 2.5),
+                 trained="capkit train world-clip (shipped checkpoint)",
+                 paper=f"Hessel et al. 2021 ({label}) on capkit's world, with world-CLIP",
+                 notebook=f"{NB10} (planned)")
+      for name, label in (("clipscore", "CLIPScore"), ("refclipscore", "RefCLIPScore"))),
 ]
 
 

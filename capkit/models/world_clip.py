@@ -1,0 +1,182 @@
+"""world-CLIP: a small CLIP (Hugging Face ``CLIPModel``) trained on capkit's captioned-image world.
+
+The first image-text model trained in the world (#12): it shows that the world is learnable and
+makes CLIPScore a trained metric here (``clipscore_world``, ``refclipscore_world``). It is a real
+``CLIPModel`` with a word-level ``PreTrainedTokenizerFast`` over the world grammar's closed
+vocabulary, saved as a Hugging Face folder, so it loads through the same code path as OpenAI's
+CLIP (``capkit.models.vision_language.load_clip``) and CLIPScore runs on it unchanged::
+
+    folder/  config.json  model.safetensors  tokenizer.json  tokenizer_config.json
+             preprocessor_config.json
+
+    image  (B, 3, 64, 64) -> ViT, 8 x 8 patches (64 + [CLS] tokens)  -> proj -> (B, 64)
+    text   <bos> w_1 .. w_n <eos> -> causal transformer, state at <eos> -> proj -> (B, 64)
+
+Images are the world's 64 x 64 renders with CLIP's mean / std (``ImagePreprocess(64, 64)``);
+texts are lower-cased and split into words and punctuation (any word outside the grammar reads
+as ``[UNK]``). ``<eos>`` is id 3, never 2: ``CLIPTextTransformer`` treats ``eos_token_id == 2``
+as the legacy "argmax id" rule. The checkpoint's identity is ``checkpoint_sha256(folder)``: one
+digest over every file's name and bytes, printed in every signature (``world-clip@<sha12>``).
+
+WORLD numbers only: the model has seen nothing but rendered shapes and grammar captions.
+Training lives in ``capkit.training.world_clip`` (``capkit train world-clip``) and is never
+imported from here. Explained in notebooks/10_captioned_world.ipynb (planned).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from capkit.models.images import ImagePreprocess
+
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+SHIPPED = WEIGHTS_DIR / "world_clip"
+NAME = "world-clip"
+SPECIALS = ("[PAD]", "[UNK]", "<|startoftext|>", "<|endoftext|>")   # ids 0..3
+PREPROCESS = ImagePreprocess(64, 64)                                # renders are 64 x 64
+FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+         "preprocessor_config.json")
+
+
+@dataclass(frozen=True)
+class WorldCLIPConfig:
+    image_size: int = 64
+    patch: int = 8
+    vision_hidden: int = 96
+    vision_layers: int = 3
+    text_hidden: int = 64
+    text_layers: int = 3
+    heads: int = 4
+    context: int = 40             # text positions (<bos> + words + <eos>)
+    projection: int = 64
+
+
+PRESETS = {
+    "tiny": WorldCLIPConfig(vision_hidden=32, vision_layers=1, text_hidden=32, text_layers=1,
+                            heads=2, projection=16),
+    "small": WorldCLIPConfig(),               # the shipped checkpoint
+}
+
+
+def get_config(preset: str | WorldCLIPConfig, **changes) -> WorldCLIPConfig:
+    """A preset by name (``tiny``, ``small``) or a config, with fields changed."""
+    if isinstance(preset, WorldCLIPConfig):
+        return dataclasses.replace(preset, **changes)
+    if preset not in PRESETS:
+        raise ValueError(f"unknown world-CLIP preset {preset!r}; choose one of "
+                         f"{', '.join(PRESETS)} or pass a WorldCLIPConfig")
+    return dataclasses.replace(PRESETS[preset], **changes)
+
+
+def build_tokenizer(words, context: int = 40):
+    """A word-level ``PreTrainedTokenizerFast``: lower case, words and punctuation apart,
+    ``<bos> ... <eos>`` around every text; ``words`` in order after the four specials."""
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers.models import WordLevel
+    from transformers import PreTrainedTokenizerFast
+    vocab = {w: i for i, w in enumerate(dict.fromkeys([*SPECIALS, *words]))}
+    tok = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    bos, eos = SPECIALS[2], SPECIALS[3]
+    tok.post_processor = processors.TemplateProcessing(
+        single=f"{bos} $A {eos}", special_tokens=[(bos, vocab[bos]), (eos, vocab[eos])])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=context,
+                                   pad_token=SPECIALS[0], unk_token=SPECIALS[1],
+                                   bos_token=bos, eos_token=eos)
+
+
+def words_of(texts) -> list[str]:
+    """The word-level tokens of ``texts`` as ``build_tokenizer``'s pre-tokenizer splits them,
+    in order of first appearance (the vocabulary of a tokenizer that reads them all)."""
+    from tokenizers import normalizers, pre_tokenizers
+    norm, split = normalizers.Lowercase(), pre_tokenizers.Whitespace()
+    seen: dict[str, None] = {}
+    for text in texts:
+        for word, _ in split.pre_tokenize_str(norm.normalize_str(text)):
+            seen.setdefault(word)
+    return list(seen)
+
+
+def build_model(cfg: WorldCLIPConfig, vocab_size: int, seed: int = 0):
+    """A randomly initialised ``CLIPModel`` of ``cfg`` (seeded; the caller's RNG untouched)."""
+    from transformers import CLIPConfig, CLIPModel
+
+    from capkit.models.runtime import seeded
+    text = dict(vocab_size=vocab_size, hidden_size=cfg.text_hidden,
+                num_hidden_layers=cfg.text_layers, num_attention_heads=cfg.heads,
+                intermediate_size=4 * cfg.text_hidden, max_position_embeddings=cfg.context,
+                pad_token_id=0, bos_token_id=2, eos_token_id=3)
+    vision = dict(hidden_size=cfg.vision_hidden, num_hidden_layers=cfg.vision_layers,
+                  num_attention_heads=cfg.heads, intermediate_size=4 * cfg.vision_hidden,
+                  image_size=cfg.image_size, patch_size=cfg.patch)
+    config = CLIPConfig(text_config=text, vision_config=vision, projection_dim=cfg.projection)
+    with seeded(seed):
+        return CLIPModel(config)
+
+
+def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None) -> str:
+    """Write the Hugging Face folder (each file atomically, bytes fixed by weights + ``meta``);
+    returns ``checkpoint_sha256(folder)``. ``meta`` (the recipe) goes into the safetensors
+    header, so the weights file says how it was made."""
+    import tempfile
+
+    from safetensors.torch import save
+
+    from capkit.cache_files import write_atomic
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    header = {"format": "pt", "world_clip": json.dumps(meta or {}, sort_keys=True)}
+    files = {"model.safetensors": save(tensors, metadata=header),
+             "config.json": model.config.to_json_string(use_diff=True).encode("utf-8"),
+             "preprocessor_config.json": _preprocessor_json(PREPROCESS)}
+    with tempfile.TemporaryDirectory() as tmp:       # the tokenizer's own files, then copied
+        tokenizer.save_pretrained(tmp)
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            files[name] = Path(tmp, name).read_bytes()
+    for name, data in sorted(files.items()):
+        write_atomic(folder / name, lambda f, data=data: f.write(data))
+    return checkpoint_sha256(folder)
+
+
+def _preprocessor_json(pre: ImagePreprocess) -> bytes:
+    cfg = {"size": {"shortest_edge": pre.size}, "do_center_crop": True,
+           "crop_size": {"height": pre.crop, "width": pre.crop}, "image_mean": list(pre.mean),
+           "image_std": list(pre.std)}
+    return json.dumps(cfg, indent=1, sort_keys=True).encode("utf-8")
+
+
+def checkpoint_sha256(folder: str | Path) -> str:
+    """One digest of a world-CLIP folder: sha256 over each file's name and sha256 (FILES)."""
+    folder = Path(folder)
+    missing = [n for n in FILES if not (folder / n).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder} is not a world-CLIP folder (missing {missing}); "
+                                "make one with `capkit train world-clip --out FOLDER`")
+    digest = hashlib.sha256()
+    for name in FILES:
+        digest.update(f"{name}\0{hashlib.sha256((folder / name).read_bytes()).hexdigest()}\n"
+                      .encode())
+    return digest.hexdigest()
+
+
+def read_meta(folder: str | Path) -> dict:
+    """The recipe stored in the weights file's header."""
+    from safetensors import safe_open
+    with safe_open(str(Path(folder) / "model.safetensors"), framework="pt") as f:
+        return json.loads((f.metadata() or {}).get("world_clip", "{}"))
+
+
+def load_world_clip(folder: str | Path | None = None, *, device: str | None = None):
+    """The shipped world-CLIP (or a folder written by ``capkit train world-clip``) as a
+    ``CLIPEncoder``, loaded by ``load_clip``; signature ``world-clip@<sha12>~world``."""
+    from capkit.models.vision_language import CLIPEncoder, load_clip
+    folder = Path(folder).expanduser() if folder is not None else SHIPPED
+    sha = checkpoint_sha256(folder)
+    enc = load_clip(folder, device=device)
+    return CLIPEncoder(enc.model, enc.tokenizer, enc.preprocess, device=device,
+                       signature=f"{NAME}@{sha[:12]}~world")
