@@ -188,13 +188,14 @@ def _choose(texts: list[dict], rows, rng, s: Schedule) -> tuple[list[str], list[
 
 def train_world_clip(preset: str = "small", *, out: str | Path | None = None, seed: int = 0,
                      threads: int = 1, schedule: Schedule | None = None,
-                     progress: bool = False) -> TrainResult:
-    """Train world-CLIP (see the module docstring); ``out``: the folder to write."""
+                     model_config: dict | None = None, progress: bool = False) -> TrainResult:
+    """Train world-CLIP (see the module docstring); ``out``: the folder to write.
+    ``model_config``: fields of the preset's ``WorldCLIPConfig`` to change."""
     from tqdm.auto import tqdm
     s = schedule or SCHEDULES.get(preset, SCHEDULES["small"])
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads!r}")
-    cfg = get_config(preset)
+    cfg = get_config(preset, **(model_config or {}))
     with deterministic(threads):
         scenes = split_scenes("train", s.n_scenes, seed)
         texts = scene_texts(scenes, seed)
