@@ -7,7 +7,7 @@ vocabulary, saved as a Hugging Face folder, so it loads through the same code pa
 CLIP (``capkit.models.vision_language.load_clip``) and CLIPScore runs on it unchanged::
 
     folder/  config.json  model.safetensors  tokenizer.json  tokenizer_config.json
-             preprocessor_config.json
+             preprocessor_config.json  world_clip.json (the recipe that made it)
 
     image  (B, 3, 64, 64) -> ViT, 8 x 8 patches (64 + [CLS] tokens)  -> proj -> (B, 64)
     text   <bos> w_1 .. w_n <eos> -> causal transformer, state at <eos> -> proj -> (B, 64)
@@ -39,7 +39,7 @@ NAME = "world-clip"
 SPECIALS = ("[PAD]", "[UNK]", "<|startoftext|>", "<|endoftext|>")   # ids 0..3
 PREPROCESS = ImagePreprocess(64, 64)                                # renders are 64 x 64
 FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
-         "preprocessor_config.json")
+         "preprocessor_config.json", "world_clip.json")
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,9 @@ def build_model(cfg: WorldCLIPConfig, vocab_size: int, seed: int = 0):
 
 def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None) -> str:
     """Write the Hugging Face folder (each file atomically, bytes fixed by weights + ``meta``);
-    returns ``checkpoint_sha256(folder)``. ``meta`` (the recipe) goes into the safetensors
-    header, so the weights file says how it was made."""
+    returns ``checkpoint_sha256(folder)``. ``meta`` (the recipe) goes to ``world_clip.json``:
+    the safetensors header keeps one entry, because safetensors writes metadata from a Rust
+    HashMap whose key order changes from one call to the next."""
     import tempfile
 
     from safetensors.torch import save
@@ -131,8 +132,8 @@ def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None) 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    header = {"format": "pt", "world_clip": json.dumps(meta or {}, sort_keys=True)}
-    files = {"model.safetensors": save(tensors, metadata=header),
+    files = {"model.safetensors": save(tensors, metadata={"format": "pt"}),
+             "world_clip.json": json.dumps(meta or {}, indent=1, sort_keys=True).encode(),
              "config.json": model.config.to_json_string(use_diff=True).encode("utf-8"),
              "preprocessor_config.json": _preprocessor_json(PREPROCESS)}
     with tempfile.TemporaryDirectory() as tmp:       # the tokenizer's own files, then copied
@@ -166,10 +167,8 @@ def checkpoint_sha256(folder: str | Path) -> str:
 
 
 def read_meta(folder: str | Path) -> dict:
-    """The recipe stored in the weights file's header."""
-    from safetensors import safe_open
-    with safe_open(str(Path(folder) / "model.safetensors"), framework="pt") as f:
-        return json.loads((f.metadata() or {}).get("world_clip", "{}"))
+    """The recipe that made the checkpoint (``world_clip.json``)."""
+    return json.loads((Path(folder) / "world_clip.json").read_text(encoding="utf-8"))
 
 
 def load_world_clip(folder: str | Path | None = None, *, device: str | None = None):
