@@ -10,7 +10,6 @@ only without a ``java`` executable.
 import collections
 import importlib
 import math
-import os
 import pickle
 import shutil
 import subprocess
@@ -67,8 +66,7 @@ def namespace(root: str) -> types.SimpleNamespace:
 
 @pytest.fixture(scope="module")
 def theirs():
-    pytest.importorskip("pycocoevalcap")
-    return namespace("pycocoevalcap")
+    return namespace("pycocoevalcap")      # a dev dependency: missing it is a failure
 
 
 @pytest.fixture(scope="module")
@@ -505,24 +503,13 @@ class _Touch:
         return Path.touch, (self.marker,)
 
 
-def test_pickles_are_never_unpickled_and_the_conversion_line_works(tmp_path):
+def test_pickles_are_never_unpickled_and_the_error_says_how_to_rebuild(tmp_path):
     from capkit.compat.pycocoevalcap import CiderD, load_document_frequencies
     evil = tmp_path / "evil.p"
     evil.write_bytes(pickle.dumps({"document_frequency": _Touch(tmp_path / "touched"),
                                    "ref_len": 2}))
-    with pytest.raises(ValueError, match="does not unpickle") as err:
+    with pytest.raises(ValueError, match="does not unpickle.*document_frequencies"):
         CiderD(df=evil)
     assert not (tmp_path / "touched").exists()
-    # the one-line conversion printed in the error, on a trusted self-critical-style pickle
-    df = _small_df()
-    trusted = tmp_path / "coco-train-idxs.p"
-    trusted.write_bytes(pickle.dumps({"document_frequency": collections.defaultdict(
-        float, df.counts), "ref_len": df.n_documents}, protocol=2))
-    with pytest.raises(ValueError) as err:
-        CiderD(df=trusted)
-    line = str(err.value).splitlines()[-1].strip()
-    assert line.startswith("python -c ")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    subprocess.run([sys.executable, "-c", line.split('"')[1]], check=True, cwd=tmp_path, env=env)
-    back = load_document_frequencies(trusted.with_suffix(".json.gz"))
-    assert back.counts == dict(df.counts) and back.n_documents == df.n_documents
+    with pytest.raises(FileNotFoundError, match="does not read.*save_document_frequencies"):
+        load_document_frequencies(tmp_path / "coco-train-idxs")

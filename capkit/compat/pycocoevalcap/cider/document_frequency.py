@@ -10,10 +10,16 @@ of the *training* references, not of the batch being scored. ``CiderD(df=...)`` 
   already in memory; ``ref_len`` is the number of documents, as its ``prepro_ngrams.py`` writes
   it (its scorer takes the log).
 
-capkit never unpickles: a ``coco-train-idxs.p`` file is a pickle, and unpickling runs whatever
-code the file names. Convert a pickle *you trust* once, with one line::
+capkit never reads pickles: a ``coco-train-idxs.p`` file is a pickle, and unpickling runs
+whatever code the file names. Build the same statistics from the training captions instead,
+once, and keep them as JSON::
 
-    python -c "import pickle; from capkit.compat.pycocoevalcap import save_document_frequencies as s; s(pickle.load(open('coco-train-idxs.p', 'rb'), encoding='latin1'), 'coco-train-idxs.json.gz')"
+    df = capkit.metrics.document_frequencies(train_refs, tokenizer="split", name="coco-train")
+    save_document_frequencies(df, "coco-train-df.json.gz")
+
+(``train_refs``: ``{image: [tokenised caption, ...]}`` of the training split, tokenised as the
+captions you will score), or pass self-critical's in-memory dict where its ``prepro_ngrams.py``
+builds it.
 
 File format (UTF-8 JSON, gzip-compressed when the name ends in ``.gz``)::
 
@@ -39,9 +45,9 @@ from capkit.metrics import DocumentFrequencies
 
 FORMAT, VERSION = "capkit-cider-df", 1
 PICKLE_SUFFIXES = (".p", ".pkl", ".pickle")
-CONVERT = ("python -c \"import pickle; from capkit.compat.pycocoevalcap import "
-           "save_document_frequencies as s; s(pickle.load(open('{src}', 'rb'), "
-           "encoding='latin1'), '{dst}')\"")
+REBUILD = ("build them from the training captions instead, once: df = capkit.metrics."
+           "document_frequencies(train_refs, tokenizer='split', name='coco-train'); "
+           "save_document_frequencies(df, 'coco-train-df.json.gz')")
 
 
 def save_document_frequencies(df: DocumentFrequencies | Mapping, path: str | os.PathLike) -> Path:
@@ -62,15 +68,13 @@ def load_document_frequencies(path: str | os.PathLike) -> DocumentFrequencies:
     if path.suffix in PICKLE_SUFFIXES:
         raise ValueError(
             f"{path} looks like a pickle; capkit does not unpickle files (unpickling can run "
-            "arbitrary code). If you trust it, convert it once:\n  "
-            + CONVERT.format(src=path, dst=path.with_suffix(".json.gz")))
+            "arbitrary code): " + REBUILD)
     if not path.is_file():
         raise FileNotFoundError(
             f"no document-frequency file at {path}; write one with save_document_frequencies, "
             "or pass df='corpus' to take them from the scored references. (self-critical's "
-            "df='coco-train-idxs' means its pickle data/coco-train-idxs.p; if you trust it, "
-            "convert it once:\n  " + CONVERT.format(src="data/coco-train-idxs.p",
-                                                     dst="coco-train-idxs.json.gz") + ")")
+            "df='coco-train-idxs' means its pickle data/coco-train-idxs.p, which capkit does "
+            "not read: " + REBUILD + ")")
     try:
         with _open(path, "r") as f:
             data = json.load(f)
