@@ -168,7 +168,7 @@ def test_user_errors_say_what_to_do(tmp_path, monkeypatch):
 
 def test_cache_file_is_written_atomically(tmp_path, monkeypatch):
     from capkit.metrics.meteor import resources as R
-    monkeypatch.setenv(R.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv("CAPKIT_CACHE_DIR", str(tmp_path))
     jar, table = R.meteor_files()
     path = R._cache_path(jar, table)
     assert path.parent == tmp_path / "meteor"
@@ -191,7 +191,7 @@ def mini_meteor(tmp_path, monkeypatch):
         z.writestr("nonbreaking/english.prefixes", "Mr\n")
     with gzip.open(folder / "data" / "paraphrase-en.gz", "wt", encoding="utf-8") as f:
         f.write("0.5\na dog\na puppy\n0.25\ncat\nkitten\n")
-    monkeypatch.setenv(R.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv("CAPKIT_CACHE_DIR", str(tmp_path / "cache"))
     R.load_resources.cache_clear()
     yield str(folder)
     R.load_resources.cache_clear()

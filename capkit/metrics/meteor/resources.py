@@ -34,10 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from capkit.cache_files import open_npz, read_or_rebuild
+from capkit.cache_files import cache_dir, open_npz, read_or_rebuild
 from capkit.metrics.meteor.normalize import english_stemmer, java_hash, parse_nonbreaking
 
-CACHE_ENV = "CAPKIT_CACHE_DIR"
 FORMAT_VERSION = 5
 MAX_PHRASE = 7                        # longest phrase in paraphrase-en.gz
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd multipliers and seed of the rolling phrase hash
@@ -125,11 +124,6 @@ def meteor_files(meteor_dir: str | os.PathLike | None = None) -> tuple[Path, Pat
                                     "meteor_dir= a folder with meteor-1.5.jar and "
                                     "data/paraphrase-en.gz")
     return jar, table
-
-
-def cache_dir() -> Path:
-    """capkit's cache folder: $CAPKIT_CACHE_DIR, else ~/.cache/capkit."""
-    return Path(os.environ.get(CACHE_ENV) or "~/.cache/capkit").expanduser()
 
 
 def _cache_path(jar: Path, table: Path) -> Path:

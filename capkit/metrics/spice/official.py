@@ -103,7 +103,7 @@ def corenlp_dir(folder: str | os.PathLike | None = None) -> Path:
     """Where the two CoreNLP 3.6.0 jars are expected (the documented folder)."""
     if folder is not None:
         return Path(folder).expanduser()
-    from capkit.metrics.meteor.resources import cache_dir
+    from capkit.cache_files import cache_dir
     return Path(os.environ.get(CORENLP_ENV) or cache_dir() / "stanford-corenlp-3.6.0")
 
 
@@ -177,7 +177,7 @@ def run_spice(tests: list[str], refs: list[list[str]], *, corenlp_folder=None, j
               use_cache: bool = True) -> list[dict]:
     """The jar's per-caption ``scores`` dicts for aligned inputs (``f`` may be NaN)."""
     from capkit.metrics.meteor.java import find_java
-    from capkit.metrics.meteor.resources import cache_dir
+    from capkit.cache_files import cache_dir
     java = find_java(java)
     corenlp = find_corenlp(corenlp_folder)
     version = java_version(java)
