@@ -239,6 +239,26 @@ def test_compare_and_row_count_warning(toy_data, user_module):
         benchmark("bleu_1", wrong, n_boot=5)
 
 
+@pytest.mark.parametrize("protocol", [TOY, TOY_PAIRS], ids=["correlation", "pairwise"])
+def test_paired_tests_in_benchmark_equal_compare(toy_data, user_module, protocol):
+    from capkit.meta_eval import compare
+    metric = f"{user_module}:word_overlap"
+    res = benchmark([metric, "bleu_1", "bleu_4"], protocol, n_boot=60, seed=3, against="bleu_4")
+    assert set(res.comparisons) == {("toy" if protocol is TOY else "toy_pairs", m, "bleu_4")
+                                    for m in (metric, "bleu_1")}
+    for (_, name, _), got in res.comparisons.items():
+        want = compare(name, "bleu_4", protocol, n_boot=60, seed=3)
+        assert got == want            # same scores, same resamples: the very same test
+        cells = res[protocol.name]
+        assert got.difference == pytest.approx(cells[name].value - cells["bleu_4"].value)
+    out = json.loads(res.to_json())["comparisons"]
+    assert {c["metric"] for c in out} == {metric, "bleu_1"} and out[0]["against"] == "bleu_4"
+    assert res.comparison_table("csv").splitlines()[0] == \
+        "benchmark,metric,against,difference,CI,p"
+    with pytest.raises(ValueError, match="not among the metrics"):
+        benchmark(["bleu_1"], protocol, n_boot=5, against="cider_d")
+
+
 def test_save_figures(toy_data, tmp_path):
     from capkit.plots.bench import save_figures
     res = benchmark(["bleu_1", "rouge_l"], [TOY, TOY_PAIRS], n_boot=10)

@@ -28,6 +28,9 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, help="folder for results.json and the figures")
     p.add_argument("--n-boot", type=int, default=None, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--against", metavar="METRIC", default=None,
+                   help="paired bootstrap test of every other metric against this one (e.g. "
+                        "cider_d), on the same resamples; added to --metrics if missing")
     p.add_argument("--images", action="append", default=[], metavar="BENCHMARK=DIR",
                    help="folder of a benchmark's images, for image metrics such as clipscore "
                         "(repeatable); without it their rows are skipped and listed")
@@ -47,8 +50,11 @@ def run(args: argparse.Namespace) -> int:
         if not sep or not folder:
             raise ValueError(f"--images takes BENCHMARK=DIR, e.g. thumb=~/coco/val2014; got {item!r}")
         images[name] = folder
-    results = benchmark(args.metrics, benchmarks, n_boot=n_boot, seed=args.seed, progress=True,
-                        images=images)
+    metrics = list(args.metrics)
+    if args.against is not None and args.against not in metrics:
+        metrics.append(args.against)
+    results = benchmark(metrics, benchmarks, n_boot=n_boot, seed=args.seed, progress=True,
+                        images=images, against=args.against)
     for b, m, why in results.skipped:
         print(f"skipped {m} on {b}: {why}", file=sys.stderr)
     if args.format == "json":
@@ -67,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
             for c in parts:
                 print(f"  {c.benchmark} / {c.metric}: " + ", ".join(
                     f"{k} {v:.1f}" for k, v in c.categories.items()))
+        if results.comparisons:
+            print(f"paired tests against {args.against} (difference x 100, 95% CI, one-sided p "
+                  f"for H1: the metric agrees better; paired bootstrap over images):")
+            print(results.comparison_table(args.format))
         sigs = {cell.metric: cell.signature for cell in results.cells()}
         print("signatures:\n" + "\n".join(f"  {m}: {s}" for m, s in sigs.items()))
     if out is not None:

@@ -3,7 +3,7 @@
 Both judgment files pair a judged image with a candidate named by its caption id
 (``<image>.jpg#<0-4>``); the candidate's text and the references come from ``Flickr8k.token.txt``.
 Some candidates are captions *of the judged image itself*, and the two benchmarks treat them
-differently (``../shared/docs/BENCHMARKS.md`` section 1):
+differently (``docs/benchmarks.md``):
 
 * Expert: those rows are dropped (a caption would otherwise be scored against itself).
 * CF: every row is kept, but each image's judged own captions leave that image's reference list.

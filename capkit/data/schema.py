@@ -9,7 +9,7 @@ Three shapes cover all of them:
 * ``SystemCaptions``: references plus the captions of several systems, no ratings (COCO Karpathy
   test, Flickr30k test).
 
-Loaders apply each benchmark's row and reference rules (``../shared/docs/BENCHMARKS.md``) and
+Loaders apply each benchmark's row and reference rules (``docs/benchmarks.md``) and
 record them in ``protocol`` so a printed number can be traced to them.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Meta-evaluation: how well caption metrics agree with people, on the benchmarks of the literature.
 
 ``benchmark(metrics, benchmarks)`` runs each benchmark's exact protocol (``protocols.py``,
-../shared/docs/BENCHMARKS.md §1) and reports the statistic x 100 with a 95% bootstrap interval over
+docs/benchmarks.md) and reports the statistic x 100 with a 95% bootstrap interval over
 images, next to the published number (``published.json``). The statistics themselves
 (``kendall_tau``, ``pairwise_accuracy``, ``bootstrap_ci``, ``paired_bootstrap``...) are in
 ``stats.py``; plots in ``capkit.plots.bench``.

@@ -68,6 +68,8 @@ class BenchResults:
     n_boot: int
     seed: int
     skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (benchmark, metric, why)
+    # (benchmark, metric, against) -> paired bootstrap of metric - against (x 100), same resamples
+    comparisons: dict[tuple[str, str, str], PairedComparison] = field(default_factory=dict)
 
     def __getitem__(self, benchmark: str) -> dict[str, BenchResult]:
         return self.results[benchmark]
@@ -81,7 +83,22 @@ class BenchResults:
         if self.skipped:
             out["skipped"] = [{"benchmark": b, "metric": m, "reason": why}
                               for b, m, why in self.skipped]
+        if self.comparisons:
+            out["comparisons"] = [{"benchmark": b, "metric": m, "against": a,
+                                   "difference": _finite(c.difference),
+                                   "ci95": [_finite(c.low), _finite(c.high)],
+                                   "p_value": c.p_value, "alternative": c.alternative,
+                                   "method": c.method, "n_boot": c.n_boot}
+                                  for (b, m, a), c in self.comparisons.items()]
         return out
+
+    def comparison_table(self, fmt: str = "table") -> str:
+        """benchmark, metric, against, difference x 100, its CI, one-sided p (H1: metric > against)."""
+        from capkit.report import format_table
+        rows = [[b, m, a, c.difference, f"[{c.low:.1f}, {c.high:.1f}]", c.p_value]
+                for (b, m, a), c in self.comparisons.items()]
+        return format_table(["benchmark", "metric", "against", "difference", "CI", "p"], rows,
+                            fmt, digits=3)
 
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -196,7 +213,8 @@ def _evaluate(protocol: Protocol, data, name: str, scores: Scores, n_boot: int,
 
 def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = ALL, *,
               n_boot: int = DEFAULT_N_BOOT, seed: int = 0, progress: bool = False,
-              tokenizer: str = "ptb", images: Mapping[str, str] | None = None) -> BenchResults:
+              tokenizer: str = "ptb", images: Mapping[str, str] | None = None,
+              against: str | None = None) -> BenchResults:
     """Correlate ``metrics`` with human judgments on ``benchmarks`` (names or Protocols).
 
     ``metrics``: a name (``"cider_d"``, ``"my.module:fn"``), a callable
@@ -207,15 +225,22 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
     Image metrics (spec ``images=True``) run on a benchmark only when ``images`` maps
     it to a folder holding every one of its images; otherwise the row is skipped and
     ``BenchResults.skipped`` says why (none of the judgment sets ships its images).
+    ``against`` (a metric name among ``metrics``) adds a paired bootstrap of every other metric
+    against it on each benchmark (``BenchResults.comparisons``; H1: the metric agrees better),
+    on the same scores and resamples as the intervals, as ``compare`` does for one pair.
     """
     from tqdm.auto import tqdm
 
     from capkit.metrics import resolve
     fns = resolve(metrics)
+    if against is not None and against not in fns:
+        raise ValueError(f"against={against!r} is not among the metrics benchmarked "
+                         f"({', '.join(fns)}); add it to the metrics")
     if isinstance(benchmarks, (str, Protocol)):
         benchmarks = [benchmarks]
     protocols = [get_protocol(b) for b in benchmarks]
     results: dict[str, dict[str, BenchResult]] = {}
+    comparisons: dict[tuple[str, str, str], PairedComparison] = {}
     skipped: list[tuple[str, str, str]] = []
     with tqdm(total=len(protocols) * len(fns), disable=not progress, desc="benchmark") as bar:
         for protocol in protocols:
@@ -233,7 +258,23 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
                 results[protocol.name][name] = _evaluate(protocol, data, name, scores, n_boot,
                                                          seed)
                 bar.update()
-    return BenchResults(results, n_boot, seed, skipped)
+            if against in scored:
+                comparisons.update(_paired(protocol, data, scored, against, n_boot, seed))
+    return BenchResults(results, n_boot, seed, skipped, comparisons)
+
+
+def _paired(protocol: Protocol, data, scored: Mapping[str, Scores], against: str, n_boot: int,
+            seed: int) -> dict[tuple[str, str, str], PairedComparison]:
+    base, groups, _ = _row_stat(protocol, data, scored[against], seed)
+    out = {}
+    for name, scores in scored.items():
+        if name != against:
+            stat, _, _ = _row_stat(protocol, data, scores, seed)
+            res = paired_bootstrap(stat, base, groups, n_boot, seed)
+            out[(protocol.name, name, against)] = PairedComparison(
+                100 * res.difference, 100 * res.low, 100 * res.high, res.p_value,
+                res.alternative, res.method, res.n_boot)
+    return out
 
 
 def _image_paths(protocol: Protocol, data, folder) -> tuple[list[str] | None, str]:

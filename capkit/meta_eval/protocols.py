@@ -1,4 +1,4 @@
-"""The seven human-judgment benchmarks and their exact protocols (../shared/docs/BENCHMARKS.md §1).
+"""The seven human-judgment benchmarks and their exact protocols (docs/benchmarks.md).
 
 A ``Protocol`` names the loader and its options (the literature's row and reference rules, spelled
 out even where they are the loader's defaults), the statistic, and the expected number of rows, so

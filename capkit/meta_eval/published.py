@@ -1,4 +1,4 @@
-"""Published meta-evaluation numbers (``published.json``, from ../shared/docs/BENCHMARKS.md §2)."""
+"""Published meta-evaluation numbers (``published.json``; each entry names the paper or README it comes from)."""
 from __future__ import annotations
 
 import functools

@@ -13,7 +13,7 @@ code, and its signature says so.
 ``variant="torchmetrics"`` reproduces ``torchmetrics.multimodal.CLIPScore`` to show why libraries
 disagree: 100 * cos (not 2.5), no prompt, no clamp per caption; the corpus score is
 max(mean(100 * cos), 0), clamped after averaging (and torchmetrics defaults to ViT-L/14).
-Pitfalls: ../shared/docs/BENCHMARKS.md section 4. Explained in
+Pitfalls: docs/benchmarks.md. Explained in
 notebooks/03_embedding_metrics.ipynb, section 4 "CLIPScore".
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Where and how encoders run: the device, seeded construction, quiet loading, length batching.
 
-Rules (../shared/docs/STYLE.md): the device is chosen by the caller (``device=``) or by the
+Rules (the house style): the device is chosen by the caller (``device=``) or by the
 environment variable ``CAPKIT_DEVICE``; it is never picked silently from CUDA availability, and the
 default is the CPU in fp32. Seeding never touches the caller's global RNG: tiny models are built
 inside ``torch.random.fork_rng``.
