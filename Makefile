@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.capkit-installed
 SHARED ?= ../shared/data
 
-.PHONY: setup data demo test test-fast bench-speed clean
+.PHONY: setup data demo test test-fast bench-speed clean notebooks
 
 setup: $(STAMP)
 
@@ -27,9 +27,16 @@ demo: data
 
 # -rs lists every skip's reason; a skip is allowed only for Java, CoreNLP, hub weights or a GPU
 # (tests/skip_policy.py), and the run ends with "skipped: N (allowed: java, corenlp, hub, gpu)"
+# CAPKIT_PROGRESS=0: the notebooks' progress bars (on in JupyterLab) stay out of nbval's outputs
 test: data
 	$(PY) -m pytest -q -rs tests
-	$(PY) -m pytest -q --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg notebooks
+	CAPKIT_PROGRESS=0 $(PY) -m pytest -q --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg notebooks
+
+# re-execute notebooks in place, as committed (NB=notebooks/06_intrinsic_i2ce.ipynb for one)
+NB ?= notebooks/[0-9][0-9]_*.ipynb
+notebooks: setup
+	for nb in $(NB); do CAPKIT_PROGRESS=0 $(VENV)/bin/jupyter nbconvert --to notebook --execute \
+	  --inplace --ExecutePreprocessor.timeout=1200 $$nb || exit 1; done
 
 bench-speed: data
 	$(PY) -m capkit bench-speed

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     metrics = list(args.metrics)
     if args.against is not None and args.against not in metrics:
         metrics.append(args.against)
-    results = benchmark(metrics, benchmarks, n_boot=n_boot, seed=args.seed, progress=True,
+    results = benchmark(metrics, benchmarks, n_boot=n_boot, seed=args.seed, progress="auto",
                         images=images, against=args.against)
     for b, m, why in results.skipped:
         print(f"skipped {m} on {b}: {why}", file=sys.stderr)

@@ -77,10 +77,10 @@ def run(args: argparse.Namespace) -> int:
         features = None
         if args.images_dir:
             from capkit.transforms import image_features
-            features = image_features(list(refs), args.images_dir, progress=True)
+            features = image_features(list(refs), args.images_dir, progress="auto")
         result = robustness(refs, args.metrics, args.transforms, seed=args.seed,
                             n_boot=args.bootstrap, features=features,
-                            progress=args.format != "json")
+                            progress="auto" if args.format != "json" else False)
     except ImportError as err:      # KS needs spaCy, SS the GloVe bundle: say what to install
         raise RuntimeError(str(err)) from err
     if out is not None:

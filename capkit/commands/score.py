@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{', '.join(image_metrics)} score captions against images: add "
                          "--images DIR (a folder of <id>.jpg files)")
     cands, refs = read_candidates(args.candidates), read_references(args.references)
-    options = {name: {"progress": True} for name, spec in specs.items()
+    options = {name: {"progress": "auto"} for name, spec in specs.items()
                if "progress" in inspect.signature(spec.function).parameters}
     results = Scorer(specs, tokenizer=args.tokenizer, options=options,
                      chunk_size=args.chunk_size).score(cands, refs, images=args.images)

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result = train_i2ce(args.preset, out=out, workdir=args.workdir, seed=args.seed,
                         threads=args.threads, schedule=schedule, glove=args.glove,
-                        resume=args.resume, progress=args.format != "json")
+                        resume=args.resume, progress="auto" if args.format != "json" else False)
     seconds = time.perf_counter() - start
     if args.format == "json":
         print(json.dumps({"checkpoint": str(result.path), "sha256": result.sha256,
@@ -100,7 +100,7 @@ def run_world_clip(args: argparse.Namespace) -> int:
     from capkit.training.world_clip import train_world_clip
     start = time.perf_counter()
     result = train_world_clip(args.preset, out=out, seed=args.seed, threads=args.threads,
-                              progress=args.format != "json")
+                              progress="auto" if args.format != "json" else False)
     seconds = time.perf_counter() - start
     if args.format == "json":
         print(json.dumps({"checkpoint": str(result.path), "sha256": result.sha256,

@@ -212,7 +212,7 @@ def _evaluate(protocol: Protocol, data, name: str, scores: Scores, n_boot: int,
 
 
 def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = ALL, *,
-              n_boot: int = DEFAULT_N_BOOT, seed: int = 0, progress: bool = False,
+              n_boot: int = DEFAULT_N_BOOT, seed: int = 0, progress: bool | str = "auto",
               tokenizer: str = "ptb", images: Mapping[str, str] | None = None,
               against: str | None = None) -> BenchResults:
     """Correlate ``metrics`` with human judgments on ``benchmarks`` (names or Protocols).
@@ -229,9 +229,8 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
     against it on each benchmark (``BenchResults.comparisons``; H1: the metric agrees better),
     on the same scores and resamples as the intervals, as ``compare`` does for one pair.
     """
-    from tqdm.auto import tqdm
-
     from capkit.metrics import resolve
+    from capkit.progress import bar as progress_bar
     fns = resolve(metrics)
     if against is not None and against not in fns:
         raise ValueError(f"against={against!r} is not among the metrics benchmarked "
@@ -242,7 +241,8 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
     results: dict[str, dict[str, BenchResult]] = {}
     comparisons: dict[tuple[str, str, str], PairedComparison] = {}
     skipped: list[tuple[str, str, str]] = []
-    with tqdm(total=len(protocols) * len(fns), disable=not progress, desc="benchmark") as bar:
+    with progress_bar(total=len(protocols) * len(fns), desc="benchmark", progress=progress,
+                      leave=True) as bar:
         for protocol in protocols:
             data = load_benchmark(protocol)
             candidates, references = _items(protocol, data)

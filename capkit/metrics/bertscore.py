@@ -239,7 +239,7 @@ def bertscore(candidates, references=None, images=None, *, model: object = "mini
               layer: int | None = None, idf: bool | IdfTable = False,
               rescale_with_baseline: bool = False, baseline: str | Path | None = None,
               multi_ref: str = "max", batch_size: int = 64, device: str | None = None,
-              cache: object = False, progress: bool = False) -> Scores:
+              cache: object = False, progress: bool | str = "auto") -> Scores:
     """BERTScore F per caption (P, R, F in ``parts``), as ``bert_score.score``.
 
     ``model``: a preset (``"minilm"``, ``"tiny-bert"``...), a Hugging Face name or folder, or a

@@ -66,7 +66,7 @@ def _image_text_cosines(enc, texts, images, cache, batch_size, progress):
 def clipscore(candidates, references=None, images=None, *, model: object = None,
               variant: str = "paper", w: float = W, prompt: str | None = None,
               batch_size: int = 64, device: str | None = None, cache: object = False,
-              progress: bool = False) -> Scores:
+              progress: bool | str = "auto") -> Scores:
     """CLIP-S per caption (reference-free: ``references`` is ignored).
 
     ``images``: a list aligned with ``candidates``, ``{id: image}`` or a folder of ``<id>.jpg``
@@ -103,7 +103,7 @@ def clipscore(candidates, references=None, images=None, *, model: object = None,
 def refclipscore(candidates, references=None, images=None, *, model: object = None,
                  w: float = W, prompt: str = PROMPT, batch_size: int = 64,
                  device: str | None = None, cache: object = False,
-                 progress: bool = False) -> Scores:
+                 progress: bool | str = "auto") -> Scores:
     """RefCLIP-S per caption: the harmonic mean of CLIP-S and the best text-text cosine.
 
     The text term is max(max_r cos(c, r), 0), not scaled by w (the paper's equation; its code

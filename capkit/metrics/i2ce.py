@@ -56,7 +56,7 @@ def aggregate_cosines(cand: np.ndarray, refs: np.ndarray, n_refs: np.ndarray) ->
 
 def i2ce(candidates, references=None, images=None, *, model=None, aggregate: str = "max",
          oov: str = "unk", batch_size: int = 256, device: str | None = None,
-         threads: int | None = 1, progress: bool = False) -> Scores:
+         threads: int | None = 1, progress: bool | str = "auto") -> Scores:
     """I2CE per caption: cosine of intrinsic vectors, aggregated over references (see above).
     ``threads``: torch CPU threads while encoding (``I2CE.encode``). ``images`` is ignored."""
     if aggregate not in AGGREGATES:

@@ -276,7 +276,7 @@ class I2CE:
 
     @torch.no_grad()
     def encode(self, texts: list[str], *, oov: str = "unk", batch_size: int = 256,
-               threads: int | None = 1, progress: bool = False) -> np.ndarray:
+               threads: int | None = 1, progress: bool | str = "auto") -> np.ndarray:
         """(N, H) float64 intrinsic vectors (the encoder's last hidden state) of ``texts``.
 
         ``threads``: torch CPU threads while encoding (restored afterwards); a GRU's small matrix
@@ -285,15 +285,15 @@ class I2CE:
         with _threads(threads):
             return self._encode(list(texts), oov, batch_size, progress)
 
-    def _encode(self, texts: list[str], oov: str, batch_size: int, progress: bool) -> np.ndarray:
+    def _encode(self, texts: list[str], oov: str, batch_size: int,
+                progress: bool | str) -> np.ndarray:
         ids = self.ids(texts, oov)
         order = np.argsort([len(x) for x in ids], kind="stable")          # similar lengths batch
         out = np.zeros((len(ids), self.dim), np.float64)
         table = self._table()
-        starts = range(0, len(ids), batch_size)
-        if progress:
-            from tqdm.auto import tqdm
-            starts = tqdm(starts, desc="i2ce encode", unit="batch")
+        from capkit.progress import bar
+        starts = bar(range(0, len(ids), batch_size), desc="i2ce encode", unit="batch",
+                     progress=progress)
         for start in starts:
             rows = order[start:start + batch_size]
             src, lengths = pad_batch([ids[i] for i in rows], self.device)

@@ -47,7 +47,7 @@ class EfficientNetEncoder:
                 .float().cpu().numpy()
 
     def embed_images(self, images: Sequence, *, batch_size: int = 16,
-                     progress: bool = False) -> np.ndarray:
+                     progress: bool | str = "auto") -> np.ndarray:
         out = np.zeros((len(images), self.dim), np.float32)
         with progress_bar(len(images), "EfficientNet", progress) as bar:
             for start in range(0, len(images), batch_size):

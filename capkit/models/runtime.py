@@ -70,7 +70,7 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> Iterator[np.ndarr
         yield order[start:start + batch_size]
 
 
-def progress_bar(total: int, desc: str, enabled: bool):
-    """A tqdm bar, off unless asked for (the API default; the CLI turns it on)."""
-    from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
+def progress_bar(total: int, desc: str, progress: bool | str = "auto"):
+    """An encoder's bar (``capkit.progress``: ``"auto"`` draws it where a person watches)."""
+    from capkit.progress import bar
+    return bar(total=total, desc=desc, progress=progress)

@@ -104,7 +104,7 @@ class HFTextEncoder:
             module.layer = layers
 
     def token_states(self, texts: Sequence[str], layer: int | None = None, *,
-                     batch_size: int = 64, progress: bool = False) -> TokenStates:
+                     batch_size: int = 64, progress: bool | str = "auto") -> TokenStates:
         """Hidden states of ``layer`` (0 = embeddings, default the last) for every token."""
         layer = self.num_layers if layer is None else self.check_layer(layer)
         ids = self.tokenize(texts)
@@ -122,7 +122,7 @@ class HFTextEncoder:
         return TokenStates.from_lists([np.asarray(x) for x in ids], states)
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 64,
-              progress: bool = False) -> np.ndarray:
+              progress: bool | str = "auto") -> np.ndarray:
         """(N, D) sentence vectors: mean (or [CLS]) of the last layer, unit length if
         ``normalize`` (all-MiniLM-L6-v2's own pooling: mean over all tokens, then normalise)."""
         ids = self.tokenize(texts)
@@ -151,7 +151,7 @@ class HFTextEncoder:
 
 def encode_tokens(encoder, texts: Sequence[str], layer: int | None = None, *,
                   cache: FeatureCache | None = None, batch_size: int = 64,
-                  progress: bool = False) -> TokenStates:
+                  progress: bool | str = "auto") -> TokenStates:
     """``encoder.token_states`` of each text, each distinct text encoded once, and read from /
     written to ``cache`` (one entry per text) when one is given. Aligned with ``texts``."""
     layer = encoder.num_layers if layer is None else encoder.check_layer(layer)

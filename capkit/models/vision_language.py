@@ -75,7 +75,7 @@ class CLIPEncoder(_HFVision):
         return [len(ids) for ids in self.tokenizer(list(texts))["input_ids"]]
 
     def embed_texts(self, texts: Sequence[str], *, batch_size: int = 64,
-                    progress: bool = False) -> np.ndarray:
+                    progress: bool | str = "auto") -> np.ndarray:
         """(N, D) projected text features, not normalised; texts truncated at context_length."""
         import torch
         out = np.zeros((len(texts), self.dim), np.float32)
@@ -88,7 +88,7 @@ class CLIPEncoder(_HFVision):
         return out
 
     def embed_images(self, images: Sequence, *, batch_size: int = 16,
-                     progress: bool = False) -> np.ndarray:
+                     progress: bool | str = "auto") -> np.ndarray:
         """(N, D) projected image features, not normalised."""
         import torch
         out = np.zeros((len(images), self.dim), np.float32)
@@ -106,7 +106,7 @@ class HFImageTextMatcher(_HFVision):
     """BLIP ITM or ViLT retrieval (the protocol's ``ImageTextMatcher``)."""
 
     def match(self, images: Sequence, texts: Sequence[str], *, batch_size: int = 8,
-              progress: bool = False) -> np.ndarray:
+              progress: bool | str = "auto") -> np.ndarray:
         """(N,) probability that texts[i] describes images[i]."""
         import torch
         if len(images) != len(texts):
@@ -215,7 +215,7 @@ def _cached_vectors(encoder, kind: str, keys: list[str], embed, cache: FeatureCa
 
 def encode_texts(encoder: CLIPEncoder, texts: Sequence[str], *,
                  cache: FeatureCache | None = None, batch_size: int = 64,
-                 progress: bool = False) -> np.ndarray:
+                 progress: bool | str = "auto") -> np.ndarray:
     """``encoder.embed_texts``, each distinct text once, through ``cache`` when given."""
     unique = list(dict.fromkeys(texts))
 
@@ -230,7 +230,7 @@ def encode_texts(encoder: CLIPEncoder, texts: Sequence[str], *,
 
 
 def encode_images(encoder, images: Sequence, *, cache: FeatureCache | None = None,
-                  batch_size: int = 16, progress: bool = False) -> np.ndarray:
+                  batch_size: int = 16, progress: bool | str = "auto") -> np.ndarray:
     """``encoder.embed_images``, each distinct image (by content checksum) once, cached."""
     sums = [image_checksum(im) for im in images]
     first = {s: i for i, s in reversed(list(enumerate(sums)))}

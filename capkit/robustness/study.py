@@ -104,7 +104,7 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
                transforms: Sequence[str] = PAPER_TRANSFORMS, *,
                gammas: Sequence[float] = GAMMAS, seed: int = 0, n_boot: int = 1000,
                level: float = 0.95, context: TransformContext | None = None,
-               features=None, progress: bool = False) -> RobustnessResult:
+               features=None, progress: bool | str = "auto") -> RobustnessResult:
     """Robustness curves and AUCs of ``metrics`` under ``transforms`` (see the module docstring).
 
     ``metrics``: names (``capkit.metrics``; default: the ``classic`` suite, BLEU-1..4, ROUGE-L, CIDEr-D),
@@ -146,8 +146,6 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
                             {m: s.signature for m, s in base_scores.items()})
 
 
-def _progress(steps, on: bool):
-    if not on:
-        return steps
-    from tqdm.auto import tqdm
-    return tqdm(steps, desc="robustness", unit="step")
+def _progress(steps, progress: bool | str):
+    from capkit.progress import bar
+    return bar(steps, desc="robustness", unit="step", progress=progress, leave=True)

@@ -208,7 +208,7 @@ def train_i2ce(preset: str = "small", *, out: str | Path | None = None,
                workdir: str | Path | None = None, seed: int = 0, threads: int = 1,
                schedule: Schedule | None = None, glove: str | Path | None = None,
                corpus: TrainingCorpus | None = None, resume: bool = False,
-               model_config: dict | None = None, progress: bool = False) -> TrainResult:
+               model_config: dict | None = None, progress: bool | str = "auto") -> TrainResult:
     """Train an I2CE auto-encoder (see the module docstring); returns the model and history.
 
     ``preset``: ``tiny`` / ``small`` / ``paper`` (sizes: ``capkit.models.i2ce.PRESETS``; default
@@ -218,7 +218,7 @@ def train_i2ce(preset: str = "small", *, out: str | Path | None = None,
     the preset's ``I2CEConfig`` to change, e.g. ``{"attention": 0}`` (the no-attention ablation).
     """
     from capkit.models.glove import load_glove
-    from tqdm.auto import tqdm
+    from capkit.progress import bar
     schedule = schedule or SCHEDULES.get(preset, SCHEDULES["small"])
     if resume and workdir is None:
         raise ValueError("resume=True needs the workdir= of the interrupted run")
@@ -268,8 +268,8 @@ def train_i2ce(preset: str = "small", *, out: str | Path | None = None,
             rng = np.random.default_rng([seed, STAGES.index(stage), epoch])
             model.train()
             total = n_tok = 0.0
-            for rows in tqdm(batches(lengths, schedule.batch_size, rng), disable=not progress,
-                             desc=f"{stage} epoch {epoch + 1}", unit="batch", leave=False):
+            for rows in bar(batches(lengths, schedule.batch_size, rng), progress=progress,
+                            desc=f"{stage} epoch {epoch + 1}", unit="batch"):
                 loss, n = loss_fn(model, *make_batch(train_ids, rows))
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()

@@ -188,10 +188,10 @@ def _choose(texts: list[dict], rows, rng, s: Schedule) -> tuple[list[str], list[
 
 def train_world_clip(preset: str = "small", *, out: str | Path | None = None, seed: int = 0,
                      threads: int = 1, schedule: Schedule | None = None,
-                     model_config: dict | None = None, progress: bool = False) -> TrainResult:
+                     model_config: dict | None = None, progress: bool | str = "auto") -> TrainResult:
     """Train world-CLIP (see the module docstring); ``out``: the folder to write.
     ``model_config``: fields of the preset's ``WorldCLIPConfig`` to change."""
-    from tqdm.auto import tqdm
+    from capkit.progress import bar
     s = schedule or SCHEDULES.get(preset, SCHEDULES["small"])
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads!r}")
@@ -221,8 +221,8 @@ def train_world_clip(preset: str = "small", *, out: str | Path | None = None, se
             order = rng.permutation(len(texts))[:per_epoch * s.batch_size]
             model.train()
             losses = []
-            for b in tqdm(range(per_epoch), disable=not progress, desc=f"epoch {epoch + 1}",
-                          unit="batch", leave=False):
+            for b in bar(range(per_epoch), progress=progress, desc=f"epoch {epoch + 1}",
+                         unit="batch"):
                 rows = order[b * s.batch_size:(b + 1) * s.batch_size]
                 pos, neg = _choose(texts, rows, rng, s)
                 for group in optimizer.param_groups:

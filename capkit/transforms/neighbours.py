@@ -64,7 +64,7 @@ def feature_vectors(features) -> np.ndarray:
 
 
 def image_features(ids: Sequence[str], folder, *, encoder=None,
-                   progress: bool = False) -> np.ndarray:
+                   progress: bool | str = "auto") -> np.ndarray:
     """(N, d) features of the image of each id in ``folder`` (every image must be there).
 
     ``encoder``: anything with ``embed_images(paths)`` (default: ``efficientnet_lite0()`` from
