@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.capkit-installed
 SHARED ?= ../shared/data
 
-.PHONY: setup data demo test test-fast bench-speed clean notebooks
+.PHONY: setup data demo test test-browser test-fast bench-speed clean notebooks
 
 setup: $(STAMP)
 
@@ -29,8 +29,16 @@ demo: data
 # (tests/skip_policy.py), and the run ends with "skipped: N (allowed: java, corenlp, hub, gpu)"
 # CAPKIT_PROGRESS=0: the notebooks' progress bars (on in JupyterLab) stay out of nbval's outputs
 test: data
-	$(PY) -m pytest -q -rs tests
+	$(PY) -m pytest -q -rs tests --ignore=tests/browser
 	CAPKIT_PROGRESS=0 $(PY) -m pytest -q --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg notebooks
+
+# every notebook in JupyterLab in headless Chromium (Debian's `chromium`, or $$CAPKIT_CHROMIUM):
+# Run All, widgets moved, figures and console checked; screenshots in browser-test-output/
+test-browser: data
+	$(PY) -m pip install -q -e ".[notebooks,dev,browser]"
+	@command -v chromium >/dev/null || test -n "$$CAPKIT_CHROMIUM" || { echo "make test-browser \
+	needs Chromium: sudo apt-get install chromium (or set CAPKIT_CHROMIUM to a Chrome binary)"; exit 2; }
+	$(PY) -m pytest -q -rs -s tests/browser
 
 # re-execute notebooks in place, as committed (NB=notebooks/06_intrinsic_i2ce.ipynb for one)
 NB ?= notebooks/[0-9][0-9]_*.ipynb
