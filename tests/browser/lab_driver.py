@@ -48,8 +48,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-SETTINGS = {   # every cell in the page (no windowing), no news pop-up, no update check
+SETTINGS = {   # every cell in the page (no windowing), never saved, no news pop-up or update check
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false", "checkForUpdates": False},
 }

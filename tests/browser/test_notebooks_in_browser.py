@@ -9,6 +9,7 @@ table go to ``$CAPKIT_BROWSER_OUT`` (default ``browser-test-output/``) for a per
 """
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -31,8 +32,11 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def lab():
-    with lab_server(REPO) as server:
+def lab(tmp_path_factory):
+    """A server on a copy of notebooks/: the run must never write into the repository."""
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copytree(REPO / "notebooks", root / "notebooks")
+    with lab_server(root) as server:
         yield server
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "timings.json").write_text(json.dumps(TIMINGS, indent=1))
