@@ -150,6 +150,15 @@ def test_transform_example_scores_both_versions(coco):
         transform_example("WP", 0.5, loo.held_out[0], loo.references[0])
 
 
+def test_transform_example_prints_tiny_scores_so_they_can_be_seen():
+    from capkit.robustness.example import TransformExample
+    ex = TransformExample("RW", 1.0, "a dog", "a cat", {"bleu_4": 2.4e-6, "cider_d": 0.5},
+                          {"bleu_4": 1.8e-6, "cider_d": 0.0})
+    lines = repr(ex).splitlines()
+    assert lines[-2].split() == ["bleu_4", "2.4e-06", "1.8e-06", "0.750"]
+    assert lines[-1].split() == ["cider_d", "0.500", "0.000", "0.000"]
+
+
 def test_score_against_checks_alignment(coco):
     fixed = fix_references(["bleu_1"], [["a dog"], ["a cat"]])
     with pytest.raises(ValueError, match="aligned one to one"):

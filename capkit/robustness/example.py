@@ -30,8 +30,14 @@ class TransformExample:
         for m, a in self.original_scores.items():
             b = self.transformed_scores[m]
             ratio = f"{b / a:7.3f}" if a > 0 else f"{'-':>7s}"
-            lines.append(f"  {m:10s} {a:9.3f} {b:12.3f} {ratio}")
+            lines.append(f"  {m:10s} {_value(a):>9s} {_value(b):>12s} {ratio}")
         return "\n".join(lines)
+
+
+def _value(x: float) -> str:
+    """Three decimals, or two significant digits where three decimals would print 0.000 (a
+    BLEU-4 of 1e-6 is not 0, and the ratio next to it is computed from the true values)."""
+    return f"{x:.3f}" if x == 0 or abs(x) >= 0.0005 else f"{x:.1e}"
 
 
 def transform_example(transform: str, gamma: float, caption: str, references: Sequence[str], *,
