@@ -44,7 +44,8 @@ test-browser: data
 NB ?= notebooks/[0-9][0-9]_*.ipynb
 notebooks: setup
 	for nb in $(NB); do CAPKIT_PROGRESS=0 $(VENV)/bin/jupyter nbconvert --to notebook --execute \
-	  --inplace --ExecutePreprocessor.timeout=1200 $$nb || exit 1; done
+	  --inplace --ExecutePreprocessor.timeout=1200 --ExecutePreprocessor.record_timing=False \
+	  $$nb || exit 1; done
 
 bench-speed: data
 	$(PY) -m capkit bench-speed
