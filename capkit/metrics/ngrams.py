@@ -9,6 +9,7 @@ clipping and document frequencies are then joins on sorted integer keys (``np.se
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,7 +35,15 @@ class NgramIndex:
     tables: list[NgramTable]      # tables[k - 1] holds the k-grams
     lengths: np.ndarray           # (S,) tokens per segment
     vocab: list[str]              # token id -> token
-    gram_tokens: list[np.ndarray] # gram_tokens[k - 1][g] = (k,) token ids of k-gram g
+    tokens: np.ndarray            # (T,) token ids of the segments, concatenated
+    gram_first: list[np.ndarray]  # gram_first[k - 1][g]: a position in tokens where k-gram g is
+
+    @functools.cached_property
+    def gram_tokens(self) -> list[np.ndarray]:
+        """gram_tokens[k - 1][g] = (k,) token ids of k-gram g (made on first use: BLEU and
+        CIDEr-D with corpus document frequencies never read them)."""
+        return [self.tokens[first[:, None] + np.arange(k)]
+                for k, first in enumerate(self.gram_first, start=1)]
 
 
 @dataclass(frozen=True)
@@ -47,15 +56,18 @@ class Encoded:
 
 
 def encode(segments: list[list[str]]) -> Encoded:
-    flat = [t for seg in segments for t in seg]
-    vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
+    flat = list(itertools.chain.from_iterable(segments))
+    lengths = np.fromiter(map(len, segments), dtype=np.int64, count=len(segments))
+    return encode_flat(flat, lengths)
+
+
+def encode_flat(flat: list[str], lengths: np.ndarray) -> Encoded:
+    """``encode`` of segments given as all their tokens in one list and each one's length."""
+    words = list(dict.fromkeys(flat))                     # token id -> token, first appearance
+    vocab = dict(zip(words, range(len(words))))
     tokens = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-    lengths = np.fromiter((len(s) for s in segments), dtype=np.int64, count=len(segments))
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    inv_vocab = [""] * len(vocab)
-    for t, i in vocab.items():
-        inv_vocab[i] = t
-    return Encoded(tokens, lengths, starts, inv_vocab)
+    return Encoded(tokens, lengths, starts, words)
 
 
 def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:
@@ -70,7 +82,7 @@ def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:
     remaining = np.minimum(ends[seg_of] - np.arange(len(tokens)), n).astype(np.int8)
     n_vocab = max(len(enc.vocab), 1)
 
-    tables, gram_tokens = [], []
+    tables, gram_first = [], []
     pos, seg, rem = np.arange(len(tokens), dtype=small), seg_of, remaining   # in sort order
     sgram = tokens
     for k in range(1, n + 1):
@@ -92,14 +104,59 @@ def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:
         new_gram = np.ones(len(skey), dtype=bool)              # where a gram's rows begin
         np.not_equal(skey[1:], skey[:-1], out=new_gram[1:])
         sgram = np.cumsum(new_gram) - 1                        # gram id, in sorted order
-        gram_tokens.append(tokens[pos[new_gram][:, None] + np.arange(k)])      # (G, k)
+        gram_first.append(pos[new_gram])                       # (G,)
         new_row = new_gram.copy()                              # ... and a (gram, segment)'s
         new_row[1:] |= seg[1:] != seg[:-1]
         starts = np.flatnonzero(new_row)
         counts = np.diff(np.r_[starts, len(skey)])
         tables.append(NgramTable(seg[starts].astype(np.int64), sgram[starts], counts,
                                  int(sgram[-1]) + 1 if len(sgram) else 0))
-    return NgramIndex(tables, lengths, enc.vocab, gram_tokens)
+    return NgramIndex(tables, lengths, enc.vocab, tokens, gram_first)
+
+
+@dataclass(frozen=True)
+class CandidateJoin:
+    """One order's table split into candidate rows and reference rows, joined on (gram,
+    candidate): what BLEU's clipping and CIDEr-D's tf-idf vectors both need, made once.
+
+    Reference rows are grouped in runs of equal (gram, owning candidate), in table order.
+    """
+    cand_seg: np.ndarray     # (C,) segment (= candidate) of each candidate row
+    cand_count: np.ndarray   # (C,) count of the gram in the candidate
+    cand_run: np.ndarray     # (C,) the run of reference rows with the same gram, -1: none
+    ref_seg: np.ndarray      # (Q,) segment of each reference row
+    ref_gram: np.ndarray     # (Q,) gram of each reference row
+    ref_count: np.ndarray    # (Q,) count of the gram in the reference
+    run_start: np.ndarray    # (U,) first reference row of each run
+    run_of: np.ndarray       # (Q,) run of each reference row
+    run_cand: np.ndarray     # (U,) candidate row with the run's gram, -1: none
+    is_ref: np.ndarray       # (E,) which rows of the table are reference rows
+
+
+def candidate_join(table: NgramTable, n_candidates: int, ref_owner: np.ndarray) -> CandidateJoin:
+    """``CandidateJoin`` of a table whose first ``n_candidates`` segments are the candidates
+    and whose others are references, the r-th owned by candidate ``ref_owner[r]``."""
+    N = n_candidates
+    is_ref = table.seg >= N
+    ref_seg, cand_seg = table.seg[is_ref], table.seg[~is_ref]
+    ref_gram = table.gram[is_ref]
+    # rows are in (gram, segment) order and owners do not decrease: both keys come sorted
+    ref_key = ref_gram * N + ref_owner[ref_seg - N]
+    cand_key = table.gram[~is_ref] * N + cand_seg
+    run_start = run_starts(ref_key)
+    first = np.zeros(len(ref_key), dtype=bool)
+    first[run_start] = True
+    run_of = np.cumsum(first) - 1
+    run_key = ref_key[run_start]
+    idx = np.searchsorted(run_key, cand_key)
+    idx_clip = np.minimum(idx, max(len(run_key) - 1, 0))
+    found = (idx < len(run_key)) & (run_key[idx_clip] == cand_key) if len(run_key) \
+        else np.zeros(len(cand_key), dtype=bool)
+    cand_run = np.where(found, idx_clip, -1)
+    run_cand = np.full(len(run_key), -1, dtype=np.int64)
+    run_cand[idx_clip[found]] = np.flatnonzero(found)
+    return CandidateJoin(cand_seg, table.count[~is_ref], cand_run, ref_seg, ref_gram,
+                         table.count[is_ref], run_start, run_of, run_cand, is_ref)
 
 
 def run_starts(*keys: np.ndarray) -> np.ndarray:
