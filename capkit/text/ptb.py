@@ -154,7 +154,20 @@ def _fast_batch(captions: list[str]) -> list[str | None]:
     for word, pattern, split in _ASSIMILATIONS:
         if word in low:
             low = pattern.sub(split, low)
-    lines = low.replace(",", " ").replace(".", " ").replace('"', " ").split("\n")
+    # The filter drops the , . " tokens. In a plain caption a "," or "." is never between two
+    # characters of one token (those captions are not plain), so it is deleted; a '"' may be, so
+    # it becomes a space. Only the lines left with uneven spaces are re-spaced one by one.
+    low = low.replace(",", "").replace(".", "").replace('"', " ")
+    lines = low.split("\n")
+    low_starts = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=0))
+    for gap in ("  ", "\n ", " \n"):
+        pos = low.find(gap)
+        while pos >= 0:
+            line = bisect.bisect_right(low_starts, pos + (gap == "\n ")) - 1
+            lines[line] = " ".join(lines[line].split())
+            pos = low.find(gap, low_starts[line + 1] - 1)
+    for line in (0, len(lines) - 1):
+        lines[line] = " ".join(lines[line].split())
     if "'" in text:
         for line in {line_of(m.start()) - 1 for m in re.finditer("'", text)} - bad:
             cap = captions[line]
@@ -162,7 +175,9 @@ def _fast_batch(captions: list[str]) -> list[str | None]:
                 bad.add(line)  # (APOWORD keeps "cont'd." whole)
             else:
                 lines[line] = _SPLIT_CLITIC.sub(r" \g<0>", lines[line])
-    return [None if i in bad else " ".join(line.split()) for i, line in enumerate(lines)]
+    for line in bad:
+        lines[line] = None
+    return lines
 
 
 # ---- full lexer ----------------------------------------------------------------------------
