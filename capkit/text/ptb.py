@@ -401,18 +401,21 @@ def ptb_tokenize(captions: Sequence[str], *, context: str = "stream",
     fast = {} if memo is None else memo                 # caption -> tokens (None: not plain)
     if len(fast) > MEMO_LIMIT:
         fast.clear()
-    distinct = [c for c in dict.fromkeys(captions) if c not in fast]  # benchmarks repeat a lot
+    distinct = list(dict.fromkeys(captions))           # benchmarks repeat a lot
+    if fast:
+        distinct = [c for c in distinct if c not in fast]
     fast.update(zip(distinct, _fast_batch(distinct)))
-    out = []
-    for i, caption in enumerate(captions):
-        last = i == len(captions) - 1
-        tokens = fast[caption]
-        if context == "isolated":
-            out.append(tokens if tokens is not None else _slow_cached(line(i), _ISOLATED))
-        elif tokens is not None and not last:
-            out.append(tokens)                          # plain captions have no context effects
-        else:
-            out.append(_slow_cached(line(i), None if last else line(i + 1)))
+    out = list(map(fast.__getitem__, captions))        # plain captions have no context effects
+    n = len(out)
+    slow = list(itertools.compress(range(n), map(operator.is_, out, itertools.repeat(None))))
+    if context == "isolated":
+        for i in slow:
+            out[i] = _slow_cached(line(i), _ISOLATED)
+        return out
+    if n and (not slow or slow[-1] != n - 1):
+        slow.append(n - 1)                              # the last one ends the input
+    for i in slow:
+        out[i] = _slow_cached(line(i), None if i == n - 1 else line(i + 1))
     return out
 
 
