@@ -97,9 +97,10 @@ def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:
             key = sgram[keep] * n_vocab + tokens[pos + (k - 1)]
         if k == 1 and n_vocab < 2**16:
             order = np.argsort(key.astype(np.uint16), kind="stable")   # radix sort
+            skey = key[order]
         else:
-            order = np.argsort(key, kind="stable")             # by gram, then by position
-        skey, pos, seg = key[order], pos[order], seg[order]
+            skey, order = stable_sort(key)                     # by gram, then by position
+        pos, seg = pos[order], seg[order]
         rem = rem[order] if k < n else rem
         new_gram = np.ones(len(skey), dtype=bool)              # where a gram's rows begin
         np.not_equal(skey[1:], skey[:-1], out=new_gram[1:])
@@ -112,6 +113,21 @@ def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:
         tables.append(NgramTable(seg[starts].astype(np.int64), sgram[starts], counts,
                                  int(sgram[-1]) + 1 if len(sgram) else 0))
     return NgramIndex(tables, lengths, enc.vocab, tokens, gram_first)
+
+
+def stable_sort(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted key, its stable argsort) of non-negative int64 keys.
+
+    When ``key * len + index`` fits in int64, those numbers are unique, so sorting them with
+    numpy's fastest (unstable) sort gives the stable order, about 3x faster than a stable argsort
+    and its gather; otherwise a stable argsort."""
+    size = len(key)
+    if size and int(key.max()) < (2**63 - size) // size:
+        packed = key * size + np.arange(size)
+        packed.sort()
+        return np.divmod(packed, size)
+    order = np.argsort(key, kind="stable")
+    return key[order], order
 
 
 @dataclass(frozen=True)
