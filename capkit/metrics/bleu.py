@@ -34,12 +34,7 @@ def bleu_stats(batch: CaptionBatch, n: int = 4) -> dict[str, np.ndarray]:
     for k in range(n):
         # the most times each (gram, candidate) occurs in any single reference of the candidate
         join = batch.candidate_join(index, k)
-        max_count = np.maximum.reduceat(join.ref_count, join.run_start) \
-            if len(join.run_start) else np.zeros(0, dtype=np.int64)
-        hit = join.cand_run >= 0
-        ref_max = np.zeros(len(join.cand_run), dtype=max_count.dtype)
-        ref_max[hit] = max_count[join.cand_run[hit]]
-        clipped = np.minimum(join.cand_count, ref_max)
+        clipped = np.minimum(join.cand_count, join.cand_ref_max)
         correct[:, k] = np.bincount(join.cand_seg, weights=clipped, minlength=N).astype(np.int64)
     guess = np.maximum(0, testlen[:, None] - np.arange(n)[None, :])            # (N, n)
     return {"correct": correct, "guess": guess, "testlen": testlen,

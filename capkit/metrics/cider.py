@@ -166,17 +166,15 @@ def cider_stats(batch: CaptionBatch, *, n: int = 4, sigma: float = 6.0,
         join = batch.candidate_join(index, k)
         df = (given.table.lookup(codes[index.gram_tokens[k]]) if given is not None else
               # documents (candidates) whose references hold the gram: one per run
-              np.bincount(join.ref_gram[join.run_start], minlength=table.n_grams
-                          ).astype(np.float64))
+              np.bincount(join.run_gram, minlength=table.n_grams).astype(np.float64))
         idf = log_docs - np.log(np.maximum(1.0, df))                               # (G,)
         weight = table.count * idf[table.gram]
         norm = np.sqrt(np.bincount(table.seg, weights=weight**2, minlength=N + R))
         w_ref = weight[join.is_ref]
         # the candidate's weight of each reference row's gram (0 where it lacks the gram)
-        cand_row = join.run_cand[join.run_of]
-        hit = cand_row >= 0
+        hit = join.ref_cand_row >= 0
         w_cand = np.zeros(len(w_ref))
-        w_cand[hit] = weight[~join.is_ref][cand_row[hit]]
+        w_cand[hit] = weight[~join.is_ref][join.ref_cand_row[hit]]
         dot = np.bincount(join.ref_seg - N, weights=np.minimum(w_cand, w_ref) * w_ref,
                           minlength=R)
         denom = norm[:N][owner] * norm[N:]

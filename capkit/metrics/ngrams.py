@@ -133,20 +133,17 @@ def stable_sort(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @dataclass(frozen=True)
 class CandidateJoin:
     """One order's table split into candidate rows and reference rows, joined on (gram,
-    candidate): what BLEU's clipping and CIDEr-D's tf-idf vectors both need, made once.
+    candidate): what BLEU's clipping and CIDEr-D's tf-idf vectors need, made once for both.
 
-    Reference rows are grouped in runs of equal (gram, owning candidate), in table order.
+    A run is a group of reference rows with equal (gram, owning candidate), in table order.
     """
-    cand_seg: np.ndarray     # (C,) segment (= candidate) of each candidate row
-    cand_count: np.ndarray   # (C,) count of the gram in the candidate
-    cand_run: np.ndarray     # (C,) the run of reference rows with the same gram, -1: none
-    ref_seg: np.ndarray      # (Q,) segment of each reference row
-    ref_gram: np.ndarray     # (Q,) gram of each reference row
-    ref_count: np.ndarray    # (Q,) count of the gram in the reference
-    run_start: np.ndarray    # (U,) first reference row of each run
-    run_of: np.ndarray       # (Q,) run of each reference row
-    run_cand: np.ndarray     # (U,) candidate row with the run's gram, -1: none
-    is_ref: np.ndarray       # (E,) which rows of the table are reference rows
+    is_ref: np.ndarray        # (E,) which rows of the table are reference rows
+    cand_seg: np.ndarray      # (C,) segment (= candidate) of each candidate row
+    cand_count: np.ndarray    # (C,) count of the gram in the candidate
+    cand_ref_max: np.ndarray  # (C,) most times one of the candidate's references has the gram
+    ref_seg: np.ndarray       # (Q,) segment of each reference row
+    ref_cand_row: np.ndarray  # (Q,) candidate row with the same (gram, candidate), -1: none
+    run_gram: np.ndarray      # (U,) gram of each run: its count is the gram's document frequency
 
 
 def candidate_join(table: NgramTable, n_candidates: int, ref_owner: np.ndarray) -> CandidateJoin:
@@ -160,19 +157,22 @@ def candidate_join(table: NgramTable, n_candidates: int, ref_owner: np.ndarray) 
     ref_key = ref_gram * N + ref_owner[ref_seg - N]
     cand_key = table.gram[~is_ref] * N + cand_seg
     run_start = run_starts(ref_key)
-    first = np.zeros(len(ref_key), dtype=bool)
-    first[run_start] = True
-    run_of = np.cumsum(first) - 1
     run_key = ref_key[run_start]
+    del ref_key
     idx = np.searchsorted(run_key, cand_key)
     idx_clip = np.minimum(idx, max(len(run_key) - 1, 0))
     found = (idx < len(run_key)) & (run_key[idx_clip] == cand_key) if len(run_key) \
         else np.zeros(len(cand_key), dtype=bool)
-    cand_run = np.where(found, idx_clip, -1)
+    ref_count = table.count[is_ref]
+    run_max = np.maximum.reduceat(ref_count, run_start) if len(run_start) \
+        else np.zeros(0, dtype=ref_count.dtype)
+    cand_ref_max = np.zeros(len(cand_key), dtype=ref_count.dtype)
+    cand_ref_max[found] = run_max[idx_clip[found]]
     run_cand = np.full(len(run_key), -1, dtype=np.int64)
     run_cand[idx_clip[found]] = np.flatnonzero(found)
-    return CandidateJoin(cand_seg, table.count[~is_ref], cand_run, ref_seg, ref_gram,
-                         table.count[is_ref], run_start, run_of, run_cand, is_ref)
+    ref_cand_row = np.repeat(run_cand, np.diff(np.append(run_start, len(ref_seg))))
+    return CandidateJoin(is_ref, cand_seg, table.count[~is_ref], cand_ref_max, ref_seg,
+                         ref_cand_row, ref_gram[run_start])
 
 
 def run_starts(*keys: np.ndarray) -> np.ndarray:
