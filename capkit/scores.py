@@ -12,7 +12,6 @@ short content hash (``content_hash``), so two different tables never share a sig
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -172,6 +171,7 @@ def content_hash(data: object, length: int = 10) -> str:
 
     Mappings are hashed in sorted key order, so the same table always gives the same hash.
     """
+    import hashlib                     # (not at import: most signatures hash nothing)
     h = hashlib.sha256()
     _feed(h, data)
     return h.hexdigest()[:length]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -30,6 +29,7 @@ def _probe(path: Path, folder: Path, option: str, what: str) -> None:
     if not existing.is_dir():
         raise ValueError(f"{option} {path}: cannot write the {what} there, {existing} is a "
                          "file, not a folder; give another path")
+    import tempfile                    # (not at import: `capkit score` starts faster)
     try:
         fd, probe = tempfile.mkstemp(dir=existing, prefix=".capkit-probe-")
         os.close(fd)

@@ -6,30 +6,68 @@ and one scorer that runs any set of them on one input.
     >>> score(cands, refs, ["bleu_4", "cider_d"])          # doctest: +SKIP
     >>> capkit.metrics.registered()                        # doctest: +SKIP  (`capkit metrics`)
 
-Importing this package loads numpy and the metric modules, never a model or torch: encoders and
-checkpoints load on a metric's first call.
+Importing this package loads numpy and the n-gram metrics, never a model or torch. METEOR,
+SPICE and the model-backed metrics (``LAZY``) load on first use: scoring BLEU, ROUGE-L and
+CIDEr-D does not pay for them (``capkit score``'s start-up).
 """
 from __future__ import annotations
 
-from capkit.metrics.bertscore import bertscore
+import importlib
+import sys
+import types
+
 from capkit.metrics.bleu import bleu
 from capkit.metrics.bleu_nostop import bleu_1_nostop
 from capkit.metrics.catalog import register_builtins
 from capkit.metrics.cider import DocumentFrequencies, cider_d, document_frequencies
-from capkit.metrics.clipscore import clipscore, refclipscore
-from capkit.metrics.i2ce import i2ce
 from capkit.metrics.inputs import CaptionBatch, align, prepare
-from capkit.metrics.mean_glove import mean_glove
-from capkit.metrics.meteor import meteor
 from capkit.metrics.registry import (
     SUITES, MetricSpec, get_spec, register, registered, resolve, suite, unregister,
 )
 from capkit.metrics.rouge import rouge_l
 from capkit.metrics.scorer import Scorer, score
-from capkit.metrics.spice import spice, spice_lite
 from capkit.scores import Scores
 
+# public name -> the module that defines it, imported when the name is first read
+LAZY = {
+    "bertscore": "capkit.metrics.bertscore",
+    "clipscore": "capkit.metrics.clipscore",
+    "refclipscore": "capkit.metrics.clipscore",
+    "i2ce": "capkit.metrics.i2ce",
+    "mean_glove": "capkit.metrics.mean_glove",
+    "meteor": "capkit.metrics.meteor",
+    "spice": "capkit.metrics.spice",
+    "spice_lite": "capkit.metrics.spice",
+}
+
 register_builtins()
+
+
+def __getattr__(name: str):
+    if name in LAZY:
+        function = getattr(importlib.import_module(LAZY[name]), name)
+        globals()[name] = function
+        return function
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(LAZY))
+
+
+class _Package(types.ModuleType):
+    """This package's module type. Python records an imported submodule as an attribute of its
+    package (``import capkit.metrics.meteor.resources`` sets ``capkit.metrics.meteor``); where
+    a public function has its submodule's name (meteor, spice, i2ce, ...), the attribute stays
+    the function, as it is when the package imports the function eagerly."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, types.ModuleType) and LAZY.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def get_metric(name):

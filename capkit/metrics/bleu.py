@@ -17,7 +17,6 @@ from collections.abc import Mapping
 import numpy as np
 
 from capkit.metrics.inputs import CaptionBatch, prepare
-from capkit.metrics.ngrams import lookup, run_starts
 from capkit.scores import Scores, make_signature
 
 TINY, SMALL = 1e-15, 1e-9   # pycocoevalcap's smoothing constants
@@ -30,21 +29,13 @@ def bleu_stats(batch: CaptionBatch, n: int = 4) -> dict[str, np.ndarray]:
     """
     N, owner = len(batch), batch.ref_owner
     index = batch.ngrams(n)
-    seg_owner = np.concatenate([np.arange(N, dtype=np.int64), owner])    # (S,)
     testlen = index.lengths[:N]
     correct = np.zeros((N, n), dtype=np.int64)
-    for k, table in enumerate(index.tables[:n]):
-        is_ref = table.seg >= N
-        # the most times each (gram, candidate) occurs in any single reference of the candidate;
-        # rows are in (gram, segment) order, so these keys are already sorted
-        ref_key = table.gram[is_ref] * N + seg_owner[table.seg[is_ref]]
-        starts = run_starts(ref_key)
-        max_count = np.maximum.reduceat(table.count[is_ref], starts) \
-            if len(starts) else np.zeros(0, dtype=np.int64)
-        cand_seg = table.seg[~is_ref]
-        ref_max = lookup(table.gram[~is_ref] * N + cand_seg, ref_key[starts], max_count)
-        clipped = np.minimum(table.count[~is_ref], ref_max)
-        correct[:, k] = np.bincount(cand_seg, weights=clipped, minlength=N).astype(np.int64)
+    for k in range(n):
+        # the most times each (gram, candidate) occurs in any single reference of the candidate
+        join = batch.candidate_join(index, k)
+        clipped = np.minimum(join.cand_count, join.cand_ref_max)
+        correct[:, k] = np.bincount(join.cand_seg, weights=clipped, minlength=N).astype(np.int64)
     guess = np.maximum(0, testlen[:, None] - np.arange(n)[None, :])            # (N, n)
     return {"correct": correct, "guess": guess, "testlen": testlen,
             "reflen": _closest_ref_length(index.lengths[N:], owner, testlen, batch.n_refs)}

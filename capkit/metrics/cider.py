@@ -26,7 +26,7 @@ import numpy as np
 
 from capkit.metrics.inputs import CaptionBatch, prepare, tokenize
 from capkit.metrics.ngrams import (Encoded, GramCounts, GramCountsView, NgramIndex, build_index,
-                                   lookup, merge_counts, pack_grams, run_starts)
+                                   merge_counts, pack_grams, run_starts)
 from capkit.scores import Scores, content_hash, make_signature
 
 
@@ -159,21 +159,23 @@ def cider_stats(batch: CaptionBatch, *, n: int = 4, sigma: float = 6.0,
     R = len(owner)
     given = document_frequency
     index = batch.ngrams(n)
-    seg_owner = np.concatenate([np.arange(N, dtype=np.int64), owner])            # (S,)
     log_docs = given.log_documents if given is not None else float(np.log(float(N)))
     codes = given.table.codes(index.vocab) if given is not None else None        # (V,)
     sims = np.zeros((n, R))                                                        # (n, R)
     for k, table in enumerate(index.tables[:n]):
-        is_ref = table.seg >= N
+        join = batch.candidate_join(index, k)
         df = (given.table.lookup(codes[index.gram_tokens[k]]) if given is not None else
-              _df_of_grams(owner[table.seg[is_ref] - N], table.gram[is_ref], table.n_grams))
+              # documents (candidates) whose references hold the gram: one per run
+              np.bincount(join.run_gram, minlength=table.n_grams).astype(np.float64))
         idf = log_docs - np.log(np.maximum(1.0, df))                               # (G,)
         weight = table.count * idf[table.gram]
         norm = np.sqrt(np.bincount(table.seg, weights=weight**2, minlength=N + R))
-        w_cand = lookup(table.gram[is_ref] * N + seg_owner[table.seg[is_ref]],
-                        table.gram[~is_ref] * N + table.seg[~is_ref], weight[~is_ref], 0.0)
-        w_ref = weight[is_ref]
-        dot = np.bincount(table.seg[is_ref] - N, weights=np.minimum(w_cand, w_ref) * w_ref,
+        w_ref = weight[join.is_ref]
+        # the candidate's weight of each reference row's gram (0 where it lacks the gram)
+        hit = join.ref_cand_row >= 0
+        w_cand = np.zeros(len(w_ref))
+        w_cand[hit] = weight[~join.is_ref][join.ref_cand_row[hit]]
+        dot = np.bincount(join.ref_seg - N, weights=np.minimum(w_cand, w_ref) * w_ref,
                           minlength=R)
         denom = norm[:N][owner] * norm[N:]
         sims[k] = np.where(denom != 0, dot / np.where(denom != 0, denom, 1.0), dot)

@@ -7,6 +7,7 @@ sequences (``[caption, ...]``, ``[[refs], ...]``). Both are checked the same way
 """
 from __future__ import annotations
 
+import itertools
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from capkit.metrics.ngrams import Encoded, NgramIndex, build_index, encode
+from capkit.metrics.ngrams import (CandidateJoin, Encoded, NgramIndex, build_index, candidate_join,
+                                   encode, encode_flat)
 
 TOKENIZERS = ("ptb", "split")
 
@@ -74,6 +76,14 @@ class CaptionBatch:
             return self.cache[have[0]]
         self.cache[("ngrams", n)] = build_index(self.encoded(), n)
         return self.cache[("ngrams", n)]
+
+    def candidate_join(self, index: NgramIndex, k: int) -> CandidateJoin:
+        """The (k + 1)-gram table of ``index`` (one of this batch's) split into candidate and
+        reference rows and joined (made once per batch, for BLEU and CIDEr-D)."""
+        key = ("join", k)
+        if key not in self.cache or self.cache[key][0] is not index:
+            self.cache[key] = index, candidate_join(index.tables[k], len(self), self.ref_owner)
+        return self.cache[key][1]
 
 
 class _DecodedSegments(Sequence):
@@ -165,6 +175,8 @@ def align(candidates, references, *, strict: bool = False
             raise ValueError(f"got {len(candidates)} candidates but {len(references)} reference "
                              "lists; they must be aligned one to one")
         ids, cands, refs = None, list(candidates), list(references)
+    if _plain(cands, refs):                # the common case, checked in bulk
+        return cands, [list(r) for r in refs], ids
     cands = [_without_lone_surrogates(c) for c in cands]
     refs = [[_without_lone_surrogates(r) for r in rs]
             if isinstance(rs, Sequence) and not isinstance(rs, str) else rs for rs in refs]
@@ -182,6 +194,19 @@ def align(candidates, references, *, strict: bool = False
         for j, r in enumerate(rs):
             _check_caption(r, f"reference {j} of candidate {name}")
     return cands, [list(r) for r in refs], ids
+
+
+def _plain(cands: list, refs: list) -> bool:
+    """Whether every candidate and reference is an ASCII string that is not blank and every
+    reference list is a non-empty list or tuple: then ``align``'s checks, one caption at a
+    time, would pass and change nothing (``str.isascii`` and ``str.isspace`` run in C)."""
+    if not (set(map(type, cands)) <= {str} and set(map(type, refs)) <= {list, tuple}
+            and all(refs)):
+        return False
+    flat = [r for rs in refs for r in rs]
+    return (set(map(type, flat)) <= {str} and all(map(str.isascii, cands))
+            and all(map(str.isascii, flat)) and all(cands) and all(flat)
+            and not any(map(str.isspace, cands)) and not any(map(str.isspace, flat)))
 
 
 def tokenized_text(texts: list[str], tokenizer: str, memo: dict | None = None) -> list[str]:
@@ -229,13 +254,23 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
     # two streams, like pycocoevalcap's two tokenizer runs (results, then ground truth)
     cand_text = tokenized_text(cands, tokenizer)
     ref_text = tokenized_text([r for rs in refs for r in rs], tokenizer)
-    cand_toks = [t.split() for t in cand_text]
-    ref_toks = _regroup([t.split() for t in ref_text], refs)
+    texts = cand_text + ref_text
+    splits_apart = _splits_apart(texts)
+    flat, lengths = (None, None) if splits_apart else _tokens_of(texts)
+    if flat is None:
+        cand_toks = [t.split() for t in cand_text]
+        ref_toks = _regroup([t.split() for t in ref_text], refs)
+    else:                           # slices of one list: the token strings are made once
+        bounds = np.cumsum(lengths).tolist()
+        segments = [flat[a:b] for a, b in zip([0] + bounds, bounds)]
+        cand_toks, ref_toks = segments[:len(cands)], _regroup(segments[len(cands):], refs)
     # empty ones were reported by align; here the ones that tokenise to nothing ("...")
     no_tokens([ids[i] if ids else str(i) for i, t in enumerate(cand_toks)
                if not t and cands[i].strip()], tokenizer, strict)
     batch = CaptionBatch(cand_toks, ref_toks, ids, tokenizer)
-    if any(_SPLITS_APART(t) for t in (*cand_text, *ref_text)):
+    if flat is not None:
+        batch.cache["encoded"] = encode_flat(flat, lengths)
+    if splits_apart:
         # the PTB tokenizer keeps a no-break space inside "5 1/2" and phone numbers; BLEU and
         # CIDEr-D split it apart (str.split()), pycocoevalcap's ROUGE-L does not (split(" "))
         batch.cache["rouge_view"] = CaptionBatch(
@@ -258,3 +293,29 @@ def no_tokens(names: list[str], tokenizer: str, strict: bool) -> None:
 
 
 _SPLITS_APART = re.compile(r"[^\S ]").search     # whitespace other than the plain space
+_ASCII_SPACES_BUT_SPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"   # the rest of str.isspace in ASCII
+
+
+def _splits_apart(texts: list[str]) -> bool:
+    """Whether any text holds whitespace other than the plain space (one pass over them all)."""
+    joined = "".join(texts)
+    if joined.isascii():
+        return any(c in joined for c in _ASCII_SPACES_BUT_SPACE)
+    return _SPLITS_APART(joined) is not None
+
+
+def _tokens_of(texts: list[str]) -> tuple[list[str] | None, np.ndarray | None]:
+    """All tokens of ``texts`` in one list and the number of each text's tokens, when every text
+    is its tokens joined by single spaces (as tokenisers return them); else (None, None).
+
+    One ``str.split`` of the joined texts makes each token string once, where splitting every
+    text on its own, then flattening the lists, makes a list per text and walks every token
+    twice. Assumes no whitespace but the space within a text (``_splits_apart`` is False)."""
+    joined = "\n".join(texts)
+    if "  " in joined or " \n" in joined or "\n " in joined or joined[:1] == " " \
+            or joined[-1:] == " ":
+        return None, None
+    spaces = np.fromiter(map(str.count, texts, itertools.repeat(" ")), dtype=np.int64,
+                         count=len(texts))
+    nonempty = np.fromiter(map(bool, texts), dtype=bool, count=len(texts))
+    return joined.split(), np.where(nonempty, spaces + 1, 0)

@@ -9,6 +9,7 @@ clipping and document frequencies are then joins on sorted integer keys (``np.se
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,7 +35,15 @@ class NgramIndex:
     tables: list[NgramTable]      # tables[k - 1] holds the k-grams
     lengths: np.ndarray           # (S,) tokens per segment
     vocab: list[str]              # token id -> token
-    gram_tokens: list[np.ndarray] # gram_tokens[k - 1][g] = (k,) token ids of k-gram g
+    tokens: np.ndarray            # (T,) token ids of the segments, concatenated
+    gram_first: list[np.ndarray]  # gram_first[k - 1][g]: a position in tokens where k-gram g is
+
+    @functools.cached_property
+    def gram_tokens(self) -> list[np.ndarray]:
+        """gram_tokens[k - 1][g] = (k,) token ids of k-gram g (made on first use: BLEU and
+        CIDEr-D with corpus document frequencies never read them)."""
+        return [self.tokens[first[:, None] + np.arange(k)]
+                for k, first in enumerate(self.gram_first, start=1)]
 
 
 @dataclass(frozen=True)
@@ -47,15 +56,18 @@ class Encoded:
 
 
 def encode(segments: list[list[str]]) -> Encoded:
-    flat = [t for seg in segments for t in seg]
-    vocab = {t: i for i, t in enumerate(dict.fromkeys(flat))}
+    flat = list(itertools.chain.from_iterable(segments))
+    lengths = np.fromiter(map(len, segments), dtype=np.int64, count=len(segments))
+    return encode_flat(flat, lengths)
+
+
+def encode_flat(flat: list[str], lengths: np.ndarray) -> Encoded:
+    """``encode`` of segments given as all their tokens in one list and each one's length."""
+    words = list(dict.fromkeys(flat))                     # token id -> token, first appearance
+    vocab = dict(zip(words, range(len(words))))
     tokens = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-    lengths = np.fromiter((len(s) for s in segments), dtype=np.int64, count=len(segments))
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    inv_vocab = [""] * len(vocab)
-    for t, i in vocab.items():
-        inv_vocab[i] = t
-    return Encoded(tokens, lengths, starts, inv_vocab)
+    return Encoded(tokens, lengths, starts, words)
 
 
 def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:
@@ -70,7 +82,7 @@ def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:
     remaining = np.minimum(ends[seg_of] - np.arange(len(tokens)), n).astype(np.int8)
     n_vocab = max(len(enc.vocab), 1)
 
-    tables, gram_tokens = [], []
+    tables, gram_first = [], []
     pos, seg, rem = np.arange(len(tokens), dtype=small), seg_of, remaining   # in sort order
     sgram = tokens
     for k in range(1, n + 1):
@@ -85,21 +97,82 @@ def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:
             key = sgram[keep] * n_vocab + tokens[pos + (k - 1)]
         if k == 1 and n_vocab < 2**16:
             order = np.argsort(key.astype(np.uint16), kind="stable")   # radix sort
+            skey = key[order]
         else:
-            order = np.argsort(key, kind="stable")             # by gram, then by position
-        skey, pos, seg = key[order], pos[order], seg[order]
+            skey, order = stable_sort(key)                     # by gram, then by position
+        pos, seg = pos[order], seg[order]
         rem = rem[order] if k < n else rem
         new_gram = np.ones(len(skey), dtype=bool)              # where a gram's rows begin
         np.not_equal(skey[1:], skey[:-1], out=new_gram[1:])
         sgram = np.cumsum(new_gram) - 1                        # gram id, in sorted order
-        gram_tokens.append(tokens[pos[new_gram][:, None] + np.arange(k)])      # (G, k)
+        gram_first.append(pos[new_gram])                       # (G,)
         new_row = new_gram.copy()                              # ... and a (gram, segment)'s
         new_row[1:] |= seg[1:] != seg[:-1]
         starts = np.flatnonzero(new_row)
         counts = np.diff(np.r_[starts, len(skey)])
         tables.append(NgramTable(seg[starts].astype(np.int64), sgram[starts], counts,
                                  int(sgram[-1]) + 1 if len(sgram) else 0))
-    return NgramIndex(tables, lengths, enc.vocab, gram_tokens)
+    return NgramIndex(tables, lengths, enc.vocab, tokens, gram_first)
+
+
+def stable_sort(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted key, its stable argsort) of non-negative int64 keys.
+
+    When ``key * len + index`` fits in int64, those numbers are unique, so sorting them with
+    numpy's fastest (unstable) sort gives the stable order, about 3x faster than a stable argsort
+    and its gather; otherwise a stable argsort."""
+    size = len(key)
+    if size and int(key.max()) < (2**63 - size) // size:
+        packed = key * size + np.arange(size)
+        packed.sort()
+        return np.divmod(packed, size)
+    order = np.argsort(key, kind="stable")
+    return key[order], order
+
+
+@dataclass(frozen=True)
+class CandidateJoin:
+    """One order's table split into candidate rows and reference rows, joined on (gram,
+    candidate): what BLEU's clipping and CIDEr-D's tf-idf vectors need, made once for both.
+
+    A run is a group of reference rows with equal (gram, owning candidate), in table order.
+    """
+    is_ref: np.ndarray        # (E,) which rows of the table are reference rows
+    cand_seg: np.ndarray      # (C,) segment (= candidate) of each candidate row
+    cand_count: np.ndarray    # (C,) count of the gram in the candidate
+    cand_ref_max: np.ndarray  # (C,) most times one of the candidate's references has the gram
+    ref_seg: np.ndarray       # (Q,) segment of each reference row
+    ref_cand_row: np.ndarray  # (Q,) candidate row with the same (gram, candidate), -1: none
+    run_gram: np.ndarray      # (U,) gram of each run: its count is the gram's document frequency
+
+
+def candidate_join(table: NgramTable, n_candidates: int, ref_owner: np.ndarray) -> CandidateJoin:
+    """``CandidateJoin`` of a table whose first ``n_candidates`` segments are the candidates
+    and whose others are references, the r-th owned by candidate ``ref_owner[r]``."""
+    N = n_candidates
+    is_ref = table.seg >= N
+    ref_seg, cand_seg = table.seg[is_ref], table.seg[~is_ref]
+    ref_gram = table.gram[is_ref]
+    # rows are in (gram, segment) order and owners do not decrease: both keys come sorted
+    ref_key = ref_gram * N + ref_owner[ref_seg - N]
+    cand_key = table.gram[~is_ref] * N + cand_seg
+    run_start = run_starts(ref_key)
+    run_key = ref_key[run_start]
+    del ref_key
+    idx = np.searchsorted(run_key, cand_key)
+    idx_clip = np.minimum(idx, max(len(run_key) - 1, 0))
+    found = (idx < len(run_key)) & (run_key[idx_clip] == cand_key) if len(run_key) \
+        else np.zeros(len(cand_key), dtype=bool)
+    ref_count = table.count[is_ref]
+    run_max = np.maximum.reduceat(ref_count, run_start) if len(run_start) \
+        else np.zeros(0, dtype=ref_count.dtype)
+    cand_ref_max = np.zeros(len(cand_key), dtype=ref_count.dtype)
+    cand_ref_max[found] = run_max[idx_clip[found]]
+    run_cand = np.full(len(run_key), -1, dtype=np.int64)
+    run_cand[idx_clip[found]] = np.flatnonzero(found)
+    ref_cand_row = np.repeat(run_cand, np.diff(np.append(run_start, len(ref_seg))))
+    return CandidateJoin(is_ref, cand_seg, table.count[~is_ref], cand_ref_max, ref_seg,
+                         ref_cand_row, ref_gram[run_start])
 
 
 def run_starts(*keys: np.ndarray) -> np.ndarray:

@@ -48,12 +48,15 @@ def lcs_lengths(batch: CaptionBatch) -> np.ndarray:
     full = np.where(m == 64, np.uint64(2**64 - 1),
                     np.left_shift(np.uint64(1), m % np.uint64(64)) - np.uint64(1))
     row = full.copy()                                             # (P,) DP row as bits
-    ref_start = enc.starts[N:][r_idx]
+    # the candidate's mask of every reference token, looked up once for all positions
+    first_ref = int(enc.starts[N]) if len(ref_len) else 0
+    ref_tokens = enc.tokens[first_ref:]
+    ref_masks = lookup(np.repeat(owner, ref_len) * V + ref_tokens, ukey, masks, np.uint64(0))
+    ref_start = enc.starts[N:][r_idx] - first_ref
     lens = ref_len[r_idx]
     for j in range(int(lens.max(initial=0))):
         live = int(np.searchsorted(-lens, -j, side="left"))       # pairs with len > j
-        tok = enc.tokens[ref_start[:live] + j]
-        match = lookup(owner[r_idx[:live]] * V + tok, ukey, masks, np.uint64(0))
+        match = ref_masks[ref_start[:live] + j]
         v, u = row[:live], row[:live] & match
         row[:live] = ((v + u) | (v - u)) & full[:live]
     lcs[r_idx] = m.astype(np.int64) - np.bitwise_count(row).astype(np.int64)

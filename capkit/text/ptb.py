@@ -154,7 +154,20 @@ def _fast_batch(captions: list[str]) -> list[str | None]:
     for word, pattern, split in _ASSIMILATIONS:
         if word in low:
             low = pattern.sub(split, low)
-    lines = low.replace(",", " ").replace(".", " ").replace('"', " ").split("\n")
+    # The filter drops the , . " tokens. In a plain caption a "," or "." is never between two
+    # characters of one token (those captions are not plain), so it is deleted; a '"' may be, so
+    # it becomes a space. Only the lines left with uneven spaces are re-spaced one by one.
+    low = low.replace(",", "").replace(".", "").replace('"', " ")
+    lines = low.split("\n")
+    low_starts = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=0))
+    for gap in ("  ", "\n ", " \n"):
+        pos = low.find(gap)
+        while pos >= 0:
+            line = bisect.bisect_right(low_starts, pos + (gap == "\n ")) - 1
+            lines[line] = " ".join(lines[line].split())
+            pos = low.find(gap, low_starts[line + 1] - 1)
+    for line in (0, len(lines) - 1):
+        lines[line] = " ".join(lines[line].split())
     if "'" in text:
         for line in {line_of(m.start()) - 1 for m in re.finditer("'", text)} - bad:
             cap = captions[line]
@@ -162,7 +175,9 @@ def _fast_batch(captions: list[str]) -> list[str | None]:
                 bad.add(line)  # (APOWORD keeps "cont'd." whole)
             else:
                 lines[line] = _SPLIT_CLITIC.sub(r" \g<0>", lines[line])
-    return [None if i in bad else " ".join(line.split()) for i, line in enumerate(lines)]
+    for line in bad:
+        lines[line] = None
+    return lines
 
 
 # ---- full lexer ----------------------------------------------------------------------------
@@ -386,18 +401,21 @@ def ptb_tokenize(captions: Sequence[str], *, context: str = "stream",
     fast = {} if memo is None else memo                 # caption -> tokens (None: not plain)
     if len(fast) > MEMO_LIMIT:
         fast.clear()
-    distinct = [c for c in dict.fromkeys(captions) if c not in fast]  # benchmarks repeat a lot
+    distinct = list(dict.fromkeys(captions))           # benchmarks repeat a lot
+    if fast:
+        distinct = [c for c in distinct if c not in fast]
     fast.update(zip(distinct, _fast_batch(distinct)))
-    out = []
-    for i, caption in enumerate(captions):
-        last = i == len(captions) - 1
-        tokens = fast[caption]
-        if context == "isolated":
-            out.append(tokens if tokens is not None else _slow_cached(line(i), _ISOLATED))
-        elif tokens is not None and not last:
-            out.append(tokens)                          # plain captions have no context effects
-        else:
-            out.append(_slow_cached(line(i), None if last else line(i + 1)))
+    out = list(map(fast.__getitem__, captions))        # plain captions have no context effects
+    n = len(out)
+    slow = list(itertools.compress(range(n), map(operator.is_, out, itertools.repeat(None))))
+    if context == "isolated":
+        for i in slow:
+            out[i] = _slow_cached(line(i), _ISOLATED)
+        return out
+    if n and (not slow or slow[-1] != n - 1):
+        slow.append(n - 1)                              # the last one ends the input
+    for i in slow:
+        out[i] = _slow_cached(line(i), None if i == n - 1 else line(i + 1))
     return out
 
 
