@@ -9,7 +9,9 @@
 Scenes come from the benchmark's own split (``capkit.world.splits``), never the training one.
 Every item's image is the rendering of its scene: the data carry ``image_loader`` (image key ->
 PIL image, rendered by ``renderer``, default ``scene.render(image_size)``), so image metrics run
-with no images folder. The same options give the same data, byte for byte.
+with no images folder, and ``scene_loader`` (image key -> ``Scene``), which ``capkit bench`` hands
+to metrics that read scenes (spec ``scenes=True``). The same options give the same data, byte for
+byte.
 """
 from __future__ import annotations
 
@@ -41,6 +43,10 @@ def _image_loader(name: str, scenes: list[Scene], image_size: int,
             cache[key] = draw(scenes[index])
         return cache[key]
     return load
+
+
+def _scene_loader(scenes: list[Scene]) -> Callable[[str], Scene]:
+    return lambda key: scenes[int(key.rsplit("/", 1)[1])]
 
 
 def _key(name: str, i: int) -> str:
@@ -78,7 +84,8 @@ def load_world_expert(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
         protocol={"rows": f"{n_scenes} scenes x {len(records)} captions (10 systems + 1 held-out "
                           "reference), one rating each", "references": "5 describe() references",
                   "target": RUBRIC, "seed": str(seed)},
-        item_extra=extra, image_loader=_image_loader("world_expert", scenes, image_size, renderer))
+        item_extra=extra, image_loader=_image_loader("world_expert", scenes, image_size, renderer),
+        scene_loader=_scene_loader(scenes))
 
 
 def load_world_foil(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
@@ -107,7 +114,8 @@ def load_world_foil(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
         protocol={"rows": f"{n_scenes} scenes x up to 4 foil types (count and relation foils need "
                           "2 objects alike / 2 objects)", "references": "5 describe() references",
                   "target": "the true caption (label 0 = caption_a)", "seed": str(seed)},
-        image_loader=_image_loader("world_foil", scenes, image_size, renderer))
+        image_loader=_image_loader("world_foil", scenes, image_size, renderer),
+        scene_loader=_scene_loader(scenes))
 
 
 def load_world_systems(n_scenes: int = 60, seed: int = 0, image_size: int = 64,
@@ -132,4 +140,5 @@ def load_world_systems(n_scenes: int = 60, seed: int = 0, image_size: int = 64,
                   "references": "5 describe() references", "target": "truth (1 / 0)",
                   "seed": str(seed)},
         item_extra={"system": [n for n, _ in order]},
-        image_loader=_image_loader("world_systems", scenes, image_size, renderer))
+        image_loader=_image_loader("world_systems", scenes, image_size, renderer),
+        scene_loader=_scene_loader(scenes))
