@@ -118,7 +118,7 @@ def test_system_statistic_matches_system_level(world):
     from capkit.meta_eval.stats import SystemStatistic, system_level
     data = world["world_systems"]
     systems = np.asarray(data.item_extra["system"])
-    assert len(set(systems.tolist())) == 28
+    assert len(set(systems.tolist())) == 31
     metric = np.random.default_rng(0).random(len(data))
     for name in ("pearson", "kendall_tau_b"):
         stat = SystemStatistic(name, metric, data.human, systems)
