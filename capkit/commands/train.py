@@ -137,7 +137,7 @@ def run_world_captioner(args: argparse.Namespace) -> int:
     from capkit.training.world_captioner import train_world_captioner
     start = time.perf_counter()
     result = train_world_captioner(args.preset, out=out, seed=args.seed, threads=args.threads,
-                                   progress=args.format != "json")
+                                   progress="auto" if args.format != "json" else False)
     seconds = time.perf_counter() - start
     files = {step: {"checkpoint": str(path), "sha256": result.captioners[step].meta["sha256"]}
              for step, path in result.paths.items()}

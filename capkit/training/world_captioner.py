@@ -107,10 +107,10 @@ def _batch(ids: list[list[list[int]]], rows, rng) -> tuple[torch.Tensor, torch.T
 
 def train_world_captioner(preset: str = "small", *, out: str | Path | None = None, seed: int = 0,
                           threads: int = 1, schedule: Schedule | None = None,
-                          progress: bool = False) -> TrainResult:
+                          progress: bool | str = "auto") -> TrainResult:
     """Train the captioner (see the module docstring). ``out``: a folder that receives one
     checkpoint per step of ``save_at`` (``world_captioner_stepNNNN.safetensors``)."""
-    from tqdm.auto import tqdm
+    from capkit.progress import bar
     s = schedule or SCHEDULES[preset]
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads!r}")
@@ -133,7 +133,7 @@ def train_world_captioner(preset: str = "small", *, out: str | Path | None = Non
         optimizer = torch.optim.Adam(net.parameters(), lr=s.lr)
         model = WorldCaptioner(net, words)
         captioners, history, paths, losses = {}, [], {}, []
-        for step in tqdm(range(s.steps), disable=not progress, desc="steps", leave=False):
+        for step in bar(range(s.steps), progress=progress, desc="steps"):
             rng = np.random.default_rng([seed, step])
             rows = rng.choice(len(scenes), size=s.batch_size, replace=False)
             inp, target = _batch(ids, rows, rng)
