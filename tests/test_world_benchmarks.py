@@ -118,7 +118,7 @@ def test_system_statistic_matches_system_level(world):
     from capkit.meta_eval.stats import SystemStatistic, system_level
     data = world["world_systems"]
     systems = np.asarray(data.item_extra["system"])
-    assert len(set(systems.tolist())) == 28
+    assert len(set(systems.tolist())) == 31
     metric = np.random.default_rng(0).random(len(data))
     for name in ("pearson", "kendall_tau_b"):
         stat = SystemStatistic(name, metric, data.human, systems)
@@ -146,3 +146,25 @@ def test_bench_runs_world_benchmarks_with_their_own_images():
     assert res[small[2].name]["mean_red"].statistic == "system_kendall_tau_b"
     assert {"system_pearson", "system_kendall_tau_b"} <= set(res[small[2].name]["bleu_4"]
                                                             .categories)
+
+
+def _truth(candidates, references, scenes):
+    """A metric of scenes: the world's own truth checker (1 true, 0 otherwise)."""
+    return np.array([float(check(s, c).true is True) for c, s in zip(candidates, scenes)])
+
+
+def test_bench_hands_world_scenes_to_metrics_of_scenes():
+    from capkit.meta_eval import benchmark, compare
+    from capkit.meta_eval.protocols import variant
+    from capkit.metrics.registry import MetricSpec
+    spec = MetricSpec("truth", _truth, scenes=True, references=False, builtin=False)
+    foil, systems = variant("world_foil", n_scenes=12), variant("world_systems", n_scenes=12)
+    res = benchmark({"truth": spec, "bleu_4": "bleu_4"}, [foil, systems, "flickr8k_expert"],
+                    n_boot=20)
+    # the scenes are the right ones: truth itself picks the true caption of every foil pair
+    assert res[foil.name]["truth"].value == 100.0
+    assert res[systems.name]["truth"].categories["system_pearson"] == pytest.approx(100.0)
+    assert res[foil.name]["bleu_4"].value < 100.0
+    assert [(b, m) for b, m, _ in res.skipped] == [("flickr8k_expert", "truth")]
+    assert "not a world benchmark" in res.skipped[0][2]
+    assert compare(spec, "bleu_4", foil, n_boot=20).difference > 0

@@ -2,6 +2,7 @@
 
     capkit train i2ce --preset small --out capkit/models/weights/i2ce_small.safetensors
     capkit train world-clip --preset small --out capkit/models/weights/world_clip
+    capkit train world-captioner --preset small --out capkit/models/weights
 
 are the commands that made the checkpoints shipped with capkit (one CPU thread, seed 0; the same
 command gives the same files, byte for byte, on the same machine). ``--workdir`` keeps the
@@ -57,6 +58,17 @@ def register(sub) -> None:
                    help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
     w.add_argument("--format", choices=["json", "table", "markdown", "csv"], default="table")
     w.set_defaults(func=run_world_clip)
+    c = models.add_parser("world-captioner", help="the world captioner (CNN + GRU), saved at "
+                          "several steps: world systems from weak to good (train split only)")
+    c.add_argument("--preset", choices=["tiny", "small"], default="small",
+                   help="sizes and schedule: tiny seconds (tests), small a few minutes (shipped)")
+    c.add_argument("--out", default=None, help="folder that receives one checkpoint per saved "
+                   "step (default world_captioner_<preset>; capkit/models/weights ships them)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--threads", type=int, default=1,
+                   help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
+    c.add_argument("--format", choices=["json", "table", "markdown", "csv"], default="table")
+    c.set_defaults(func=run_world_captioner)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,4 +126,32 @@ def run_world_clip(args: argparse.Namespace) -> int:
         print(f"\nheld-out (val) recall@1: image->text {final['i2t_r1']:.3f}, text->image "
               f"{final['t2i_r1']:.3f}; foil accuracy {final['foil_all']:.3f}")
         print(f"checkpoint: {result.path} (sha256 {result.sha256}), {seconds:.0f} s")
+    return 0
+
+
+def run_world_captioner(args: argparse.Namespace) -> int:
+    from capkit.commands.args import output_dir
+    out = output_dir(args.out or f"world_captioner_{args.preset}", "--out")   # before training
+
+    from capkit.report import format_table
+    from capkit.training.world_captioner import train_world_captioner
+    start = time.perf_counter()
+    result = train_world_captioner(args.preset, out=out, seed=args.seed, threads=args.threads,
+                                   progress="auto" if args.format != "json" else False)
+    seconds = time.perf_counter() - start
+    files = {step: {"checkpoint": str(path), "sha256": result.captioners[step].meta["sha256"]}
+             for step, path in result.paths.items()}
+    if args.format == "json":
+        print(json.dumps({"checkpoints": files, "seconds": seconds, "history": result.history},
+                         indent=1))
+        return 0
+    keys = ["step", "train_loss", "grammatical", "true", "coverage", "rating"]
+    print(format_table(keys, [[h[k] for k in keys] for h in result.history], args.format,
+                      digits=3))
+    if args.format != "csv":
+        print("\nheld-out (val) greedy captions, checked: rates of grammatical and true captions, "
+              "mean coverage and rubric rating (WORLD numbers)")
+        for step, f in files.items():
+            print(f"step {step}: {f['checkpoint']} (sha256 {f['sha256']})")
+        print(f"{seconds:.0f} s")
     return 0

@@ -33,6 +33,8 @@ class CaptionJudgments:
     item_extra: dict[str, list] = field(default_factory=dict)  # per-item fields, e.g. "system"
     # image key -> PIL image, for datasets that make their own images (the world_* benchmarks)
     image_loader: Callable[[str], object] | None = field(default=None, repr=False, compare=False)
+    # image key -> the capkit.world Scene it renders (world_* only), for metrics of scenes
+    scene_loader: Callable[[str], object] | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.human)
@@ -49,6 +51,7 @@ class PairJudgments:
     category: np.ndarray             # (P,) str, e.g. HC / HI / HM / MM
     protocol: dict[str, str]
     image_loader: Callable[[str], object] | None = field(default=None, repr=False, compare=False)
+    scene_loader: Callable[[str], object] | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.label)

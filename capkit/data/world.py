@@ -1,15 +1,19 @@
 """The three world benchmarks, generated (nothing to fetch) from ``capkit.world``: truth known.
 
-* ``world_expert``: captions of the rule-based systems and one held-out reference per scene, rated
-  1-4 by a stated rubric (``Check.rating``), Kendall tau-c as Flickr8k-Expert.
+* ``world_expert``: captions of the rule-based systems, of the trained world captioner at three
+  checkpoints (``learned_systems``) and one held-out reference per scene, rated 1-4 by a stated
+  rubric (``Check.rating``), Kendall tau-c as Flickr8k-Expert.
 * ``world_foil``: a true caption and its one-word foil (colour, shape, count or relation), pairwise
   accuracy per foil type, as FOIL-COCO.
-* ``world_systems``: systems of graded quality; system level: mean metric vs mean truth.
+* ``world_systems``: systems of graded quality (rule-based at three error rates, and the
+  captioner's checkpoints); system level: mean metric vs mean truth.
 
 Scenes come from the benchmark's own split (``capkit.world.splits``), never the training one.
 Every item's image is the rendering of its scene: the data carry ``image_loader`` (image key ->
 PIL image, rendered by ``renderer``, default ``scene.render(image_size)``), so image metrics run
-with no images folder. The same options give the same data, byte for byte.
+with no images folder, and ``scene_loader`` (image key -> ``Scene``), which ``capkit bench`` hands
+to metrics that read scenes (spec ``scenes=True``). The same options give the same data, byte for
+byte.
 """
 from __future__ import annotations
 
@@ -43,6 +47,20 @@ def _image_loader(name: str, scenes: list[Scene], image_size: int,
     return load
 
 
+def _scene_loader(scenes: list[Scene]) -> Callable[[str], Scene]:
+    return lambda key: scenes[int(key.rsplit("/", 1)[1])]
+
+
+def learned_systems(scenes: list[Scene]) -> dict[str, list]:
+    """The world captioner's shipped checkpoints (``capkit.models.world_captioner``; trained on
+    the ``train`` split) as systems ``captioner@<step>``: greedy captions of each scene's 64-px
+    render, each with its ``check`` record."""
+    from capkit.models.world_captioner import SHIPPED_STEPS, load_world_captioner
+    images = np.stack([np.asarray(s.render(64)) for s in scenes])
+    return {f"captioner@{step}": [check(s, c) for s, c in zip(
+        scenes, load_world_captioner(step).caption(images))] for step in SHIPPED_STEPS}
+
+
 def _key(name: str, i: int) -> str:
     return f"{name}/{i:05d}"
 
@@ -56,11 +74,14 @@ def _references(scene: Scene, seed: int, i: int, n: int = 5, avoid: str | None =
 
 
 def load_world_expert(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
-                      renderer: Callable | None = None) -> CaptionJudgments:
-    """Every system (``capkit.world.captioners``) plus a held-out reference on ``n_scenes``."""
+                      renderer: Callable | None = None, learned: bool = True) -> CaptionJudgments:
+    """Every rule-based system (``capkit.world.captioners``), the world captioner's checkpoints
+    (``learned``; ``learned_systems``) and a held-out reference on ``n_scenes``."""
     scenes = split_scenes("world_expert", n_scenes, seed)
     refs, heldout = zip(*(_references(s, seed, i) for i, s in enumerate(scenes)))
     records = {name: run_system(name, scenes, seed) for name in SYSTEMS}
+    if learned:
+        records.update(learned_systems(scenes))
     records["reference"] = [check(s, h) for s, h in zip(scenes, heldout)]
     cands, references, images, extra = [], [], [], {"system": [], "true": [], "coverage": []}
     for i in range(n_scenes):
@@ -75,10 +96,11 @@ def load_world_expert(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
     return CaptionJudgments(
         name="world_expert", candidates=cands, references=references, images=images,
         item_of_rating=np.arange(len(cands)), human=human,
-        protocol={"rows": f"{n_scenes} scenes x {len(records)} captions (10 systems + 1 held-out "
-                          "reference), one rating each", "references": "5 describe() references",
+        protocol={"rows": f"{n_scenes} scenes x {len(records)} captions ({len(records) - 1} "
+                          "systems + 1 held-out reference), one rating each", "references": "5 describe() references",
                   "target": RUBRIC, "seed": str(seed)},
-        item_extra=extra, image_loader=_image_loader("world_expert", scenes, image_size, renderer))
+        item_extra=extra, image_loader=_image_loader("world_expert", scenes, image_size, renderer),
+        scene_loader=_scene_loader(scenes))
 
 
 def load_world_foil(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
@@ -107,13 +129,15 @@ def load_world_foil(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
         protocol={"rows": f"{n_scenes} scenes x up to 4 foil types (count and relation foils need "
                           "2 objects alike / 2 objects)", "references": "5 describe() references",
                   "target": "the true caption (label 0 = caption_a)", "seed": str(seed)},
-        image_loader=_image_loader("world_foil", scenes, image_size, renderer))
+        image_loader=_image_loader("world_foil", scenes, image_size, renderer),
+        scene_loader=_scene_loader(scenes))
 
 
 def load_world_systems(n_scenes: int = 60, seed: int = 0, image_size: int = 64,
-                       renderer: Callable | None = None) -> CaptionJudgments:
-    """``correct`` and every error system at error rates 0.3 / 0.6 / 0.9 (28 systems) on the same
-    scenes; the human target of a caption is its truth (1 true, 0 false or ungrammatical)."""
+                       renderer: Callable | None = None, learned: bool = True) -> CaptionJudgments:
+    """``correct`` and every error system at error rates 0.3 / 0.6 / 0.9 (28 systems), plus the
+    world captioner's checkpoints (``learned``: 3 more), on the same scenes; the human target of
+    a caption is its truth (1 true, 0 false or ungrammatical)."""
     scenes = split_scenes("world_systems", n_scenes, seed)
     refs = [_references(s, seed, i)[0] for i, s in enumerate(scenes)]
     runs = {"correct": run_system("correct", scenes, seed)}
@@ -121,6 +145,8 @@ def load_world_systems(n_scenes: int = 60, seed: int = 0, image_size: int = 64,
         if name != "correct":
             runs.update({f"{name}@{r}": run_system(name, scenes, seed, error_rate=r)
                          for r in SYSTEM_RATES})
+    if learned:
+        runs.update(learned_systems(scenes))
     order = [(name, i) for i in range(n_scenes) for name in runs]
     return CaptionJudgments(
         name="world_systems", candidates=[runs[n][i].caption for n, i in order],
@@ -132,4 +158,5 @@ def load_world_systems(n_scenes: int = 60, seed: int = 0, image_size: int = 64,
                   "references": "5 describe() references", "target": "truth (1 / 0)",
                   "seed": str(seed)},
         item_extra={"system": [n for n, _ in order]},
-        image_loader=_image_loader("world_systems", scenes, image_size, renderer))
+        image_loader=_image_loader("world_systems", scenes, image_size, renderer),
+        scene_loader=_scene_loader(scenes))

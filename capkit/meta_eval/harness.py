@@ -122,13 +122,15 @@ class BenchResults:
 # ----------------------------------------------------------------------------- metrics
 
 def score_items(specs, candidates: list[str], references: list[list[str]], benchmark: str,
-                tokenizer: str = "ptb", image_paths: list[str] | None = None) -> dict[str, Scores]:
+                tokenizer: str = "ptb", image_paths: list[str] | None = None,
+                scenes: list | None = None) -> dict[str, Scores]:
     """Every metric on the same items through the one scorer (``capkit.metrics.Scorer``); image
-    metrics receive ``images=image_paths`` (one path per candidate)."""
+    metrics receive ``images=image_paths`` (one path per candidate), scene metrics (spec
+    ``scenes=True``) ``scenes=scenes`` (one world scene per candidate)."""
     from capkit.metrics import Scorer
     try:
         return Scorer(specs, tokenizer=tokenizer).score(candidates, references,
-                                                        images=image_paths)
+                                                        images=image_paths, scenes=scenes)
     except ValueError as err:
         raise ValueError(f"benchmark {benchmark!r}: {err}") from None
 
@@ -228,6 +230,8 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
     ``against`` (a metric name among ``metrics``) adds a paired bootstrap of every other metric
     against it on each benchmark (``BenchResults.comparisons``; H1: the metric agrees better),
     on the same scores and resamples as the intervals, as ``compare`` does for one pair.
+    The world benchmarks draw their own images and hand metrics of scenes (spec
+    ``scenes=True``) the scene of every item; on other benchmarks those metrics are skipped.
     """
     from capkit.metrics import resolve
     from capkit.progress import bar as progress_bar
@@ -248,10 +252,15 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
             candidates, references = _items(protocol, data)
             paths, why = _image_paths(protocol, data, (images or {}).get(protocol.name)) \
                 if any(f.images for f in fns.values()) else (None, "")
-            usable = {n: f for n, f in fns.items() if paths is not None or not f.images}
-            skipped += [(protocol.name, n, why) for n in fns if n not in usable]
+            scenes, why_scenes = _scenes(protocol, data) \
+                if any(f.scenes for f in fns.values()) else (None, "")
+            usable = {n: f for n, f in fns.items() if (paths is not None or not f.images)
+                      and (scenes is not None or not f.scenes)}
+            skipped += [(protocol.name, n, why if f.images and paths is None else why_scenes)
+                        for n, f in fns.items() if n not in usable]
             bar.update(len(fns) - len(usable))
-            scored = score_items(usable, candidates, references, protocol.name, tokenizer, paths)
+            scored = score_items(usable, candidates, references, protocol.name, tokenizer, paths,
+                                 scenes)
             results[protocol.name] = {}
             for name, scores in scored.items():
                 bar.set_postfix_str(f"{protocol.name} / {name}")
@@ -296,6 +305,17 @@ def _image_paths(protocol: Protocol, data, folder) -> tuple[list[str] | None, st
     return [str(Path(folder) / n) for n in names], ""
 
 
+def _scenes(protocol: Protocol, data) -> tuple[list | None, str]:
+    """One world scene per scored item (the world benchmarks carry them), or None and why the
+    scene metrics are skipped."""
+    loader = getattr(data, "scene_loader", None)
+    if loader is None:
+        return None, (f"reads capkit.world scenes, and {protocol.name} is not a world benchmark "
+                      "(run it on world_expert, world_foil or world_systems)")
+    names = list(data.images) * (2 if protocol.statistic == "pairwise_accuracy" else 1)
+    return [loader(n) for n in names], ""
+
+
 def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int = DEFAULT_N_BOOT,
             seed: int = 0, alternative: str = "greater",
             tokenizer: str = "ptb") -> PairedComparison:
@@ -309,7 +329,9 @@ def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int =
     fns = resolve([metric_a, metric_b])
     data = load_benchmark(protocol)
     candidates, references = _items(protocol, data)
-    scored = score_items(fns, candidates, references, protocol.name, tokenizer)
+    paths = _image_paths(protocol, data, None)[0] if any(f.images for f in fns.values()) else None
+    scenes = _scenes(protocol, data)[0] if any(f.scenes for f in fns.values()) else None
+    scored = score_items(fns, candidates, references, protocol.name, tokenizer, paths, scenes)
     (stat_a, groups, _), (stat_b, _, _) = [_row_stat(protocol, data, s, seed)
                                            for s in scored.values()]
     res = paired_bootstrap(stat_a, stat_b, groups, n_boot, seed, alternative=alternative)

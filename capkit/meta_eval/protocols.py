@@ -105,13 +105,13 @@ ALL: tuple[str, ...] = tuple(PROTOCOLS)
 _WORLD_ENTRIES = [
     Protocol(
         name="world_expert", loader="world_expert", options={"n_scenes": 150, "seed": 0},
-        statistic="kendall_tau_c", n_rows=1650,
-        rows="150 scenes x 11 captions (10 rule-based systems + 1 held-out reference), one rating "
-             "each",
+        statistic="kendall_tau_c", n_rows=2100,
+        rows="150 scenes x 14 captions (10 rule-based systems, 3 checkpoints of the trained world "
+             "captioner, 1 held-out reference), one rating each",
         references="5 describe() references of the scene",
         target=("rubric 1-4: 4 true, names every object; 3 true, misses one; 2 false; "
                 "1 ungrammatical"),
-        description="World-Expert: Kendall tau-c over 1,650 rubric ratings (as Flickr8k-Expert)"),
+        description="World-Expert: Kendall tau-c over 2,100 rubric ratings (as Flickr8k-Expert)"),
     Protocol(
         name="world_foil", loader="world_foil", options={"n_scenes": 150, "seed": 0},
         statistic="pairwise_accuracy", n_rows=520,
@@ -122,11 +122,12 @@ _WORLD_ENTRIES = [
                     "foils (as FOIL-COCO)"),
     Protocol(
         name="world_systems", loader="world_systems", options={"n_scenes": 60, "seed": 0},
-        statistic="system_kendall_tau_b", n_rows=1680,
-        rows="60 scenes x 28 systems (correct + 9 errors x rates 0.3 / 0.6 / 0.9)",
+        statistic="system_kendall_tau_b", n_rows=1860,
+        rows="60 scenes x 31 systems (correct + 9 errors x rates 0.3 / 0.6 / 0.9 + 3 checkpoints "
+             "of the trained world captioner)",
         references="5 describe() references of the scene",
         target="truth of each caption; system level: mean metric vs mean truth",
-        description="World-Systems: system-level Kendall tau-b over 28 systems' mean truth",
+        description="World-Systems: system-level Kendall tau-b over 31 systems' mean truth",
         system_level=True),
 ]
 WORLD: dict[str, Protocol] = {p.name: p for p in _WORLD_ENTRIES}

@@ -5,7 +5,8 @@ record (caption, grammatical, true, coverage, form). ``correct`` writes true cap
 coverage; every other system starts from a true caption and breaks it one way (``ERRORS``). A
 system whose error happens to leave the caption true or grammatical keeps that caption: the check
 record, not the system's name, is the truth (it is rare: the error is re-drawn up to 50 times).
-Caption i depends only on (system, seed, i).
+Caption i depends only on (system, seed, i). ``LEARNED`` names the trained captioner's
+checkpoints, the world's learned systems (``capkit.data.world.learned_systems`` runs them).
 """
 from __future__ import annotations
 
@@ -34,6 +35,13 @@ ERRORS = {
     "repetition": "a true caption whose last words repeat, as degenerate decoders do",
     "shuffled": "the words of a true caption in random order",
     "ungrammatical": "a true caption with one word dropped, doubled or mis-inflected",
+}
+# the learned systems: capkit.models.world_captioner's shipped checkpoints, run by
+# capkit.data.world.learned_systems (world never imports models); their errors are not named
+LEARNED = {
+    "captioner@150": "the world captioner (CNN + GRU) after 150 training steps: weak",
+    "captioner@600": "the same training run after 600 steps",
+    "captioner@2400": "the same run after all 2,400 steps: good",
 }
 TRIES = 50
 
