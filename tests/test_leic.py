@@ -139,3 +139,130 @@ def test_vocabulary_keeps_the_most_frequent_glove_words():
     glove = toy_glove()
     vocab = critic_vocabulary(tokenize(["a dog a dog a man", "qwerty man"]), glove, max_size=2)
     assert vocab.words[4:] == ("a", "dog")
+
+
+# ----------------------------------------------------------------------------- the metric
+
+def test_mean_over_references_is_the_mean_of_single_reference_scores():
+    from capkit.metrics.leic import leic
+    critic = toy_critic()
+    cands = ["a man rides a horse", "two dogs play in the snow"]
+    refs = [["a man on a horse", "a person rides", "a horse and a man"], ["dogs in snow"]]
+    s = leic(cands, refs, model=critic)
+    singles = [[leic([c], [[r]], model=critic).per_caption[0] for r in rs]
+               for c, rs in zip(cands, refs)]
+    assert np.allclose(s.per_caption, [np.mean(x) for x in singles], atol=1e-12)
+    assert np.allclose(np.concatenate(s.parts["per_reference"]), sum(singles, []), atol=1e-12)
+    assert "reference:mean" in s.signature and s.metric == "toy"
+    one = leic(cands, refs, model=critic, reference="random", seed=3)
+    assert all(any(np.isclose(v, x) for x in row) for v, row in zip(one.per_caption, singles))
+    assert "reference:random" in one.signature and "seed:3" in one.signature
+    with pytest.raises(ValueError, match="reference must be one of"):
+        leic(cands, refs, model=critic, reference="max")
+
+
+# ----------------------------------------------------------------------------- training
+
+def _synthetic_corpus():
+    """Images whose human captions share a subject and a place; systems say something generic."""
+    from capkit.training.leic_data import CriticCorpus
+    rng = np.random.default_rng(0)
+    subjects, places = WORDS[1:5], ["grass", "beach", "street", "water", "snow"]
+    verbs = ["runs", "sits", "plays", "jumps"]
+
+    def image(i):
+        s, p = subjects[i % 4], places[(i // 4) % 5]
+        return [f"a {s} {verbs[rng.integers(4)]} on the {p} near a {w}"
+                for w in rng.choice(WORDS[10:20], 4)]
+    caps = {f"img{i}": image(i) for i in range(160)}
+    systems = {f"img{i}": {"sys": "a man on the street", "other": "a big white ball"}
+               for i in range(0, 160, 2)}
+    train = {k: v for k, v in caps.items() if int(k[3:]) < 120}
+    val = {k: v for k, v in caps.items() if int(k[3:]) >= 120}
+    return CriticCorpus(train, val, systems, {"synthetic": "test"})
+
+
+def test_training_lowers_the_loss_is_reproducible_and_resumes(tmp_path, monkeypatch):
+    import functools
+
+    from capkit.models import glove as glove_module
+    from capkit.training import leic as training
+    monkeypatch.setattr(glove_module, "load_glove", lambda path=None: toy_glove())
+    schedule = training.Schedule(epochs=4, images_per_step=20, lr=2e-2, max_val_images=40)
+    run = functools.partial(training.train_leic, "leic", "tiny", seed=0, schedule=schedule,
+                            corpus=_synthetic_corpus(), model_config={"dropout": 0.1})
+    first = run(out=tmp_path / "a.safetensors")
+    losses = [h["train_loss"] for h in first.history]
+    assert len(losses) == 4 and losses[-1] < 0.8 * losses[0]
+    assert first.final["val_loss"] < first.history[0]["val_loss"]
+    assert first.final["p_human_human"] > first.final["p_human_RC"]
+    assert run(out=tmp_path / "b.safetensors").sha256 == first.sha256      # same seed, same bytes
+    assert run(out=tmp_path / "c.safetensors", seed=1).sha256 != first.sha256
+    real, calls = training.evaluate, []
+
+    def interrupted(*args, **kwargs):                # dies while evaluating epoch 3
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+    monkeypatch.setattr(training, "evaluate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(out=tmp_path / "d.safetensors", workdir=tmp_path / "work")
+    monkeypatch.setattr(training, "evaluate", real)
+    resumed = run(out=tmp_path / "d.safetensors", workdir=tmp_path / "work", resume=True)
+    assert resumed.sha256 == first.sha256 and resumed.history == first.history
+    with pytest.raises(ValueError, match="another recipe"):
+        run(out=tmp_path / "e.safetensors", workdir=tmp_path / "work", resume=True, seed=2)
+
+
+def test_no_da_uses_system_captions_only_and_negatives_follow_the_code():
+    from capkit.training.leic_data import Negatives
+    human = [[[4, 5, 6, 7, 8]] * 2, [[9, 10, 11]] * 2, [[12, 13, 14, 15]] * 2]
+    systems = [[[20, 21]], [], []]
+    no_da = Negatives(human, systems, 30, ("system",), 14)
+    assert [no_da.usable(i) for i in range(3)] == [True, False, False]
+    rng = np.random.default_rng(0)
+    assert {no_da.draw(0, human[0][0], rng)[0] for _ in range(20)} == {"system"}
+    da = Negatives(human, systems, 30, ("system", "RC", "WP", "RW"), 14)
+    kinds = [da.draw(0, human[0][0], rng)[0] for _ in range(400)]
+    assert 150 < kinds.count("system") < 250                      # half machine, half pathology
+    assert {"RC", "WP", "RW"} <= set(kinds)
+    for _ in range(50):
+        kind, ids = da.pathological("WP", 0, human[0][0], rng)
+        assert sorted(ids) == human[0][0] and ids != human[0][0]
+        kind, ids = da.pathological("RW", 0, human[0][0], rng)
+        changed = sum(a != b for a, b in zip(ids, human[0][0]))
+        assert len(ids) == 5 and 2 <= changed <= 4 and min(ids) >= 4      # no special tokens
+        kind, ids = da.pathological("RC", 0, human[0][0], rng)
+        assert ids in human[1] + human[2]
+    with pytest.raises(ValueError, match="negative kinds"):
+        Negatives(human, systems, 30, ("MC",), 14)
+
+
+def test_no_leakage_and_two_folds(shared_data):
+    from capkit.data import load
+    from capkit.data.corpora import coco_id
+    from capkit.training.corpus import benchmark_images, benchmark_texts, normalise
+    from capkit.training.leic_data import critic_corpus
+    held, texts = benchmark_images(), benchmark_texts()
+    folds = [critic_corpus(seed=0, fold=f) for f in (0, 1)]
+    test_split = set((shared_data / "flickr8k" / "Flickr_8k.testImages.txt").read_text().split())
+    coco = [{k[5:] for k in c.train if k.startswith("coco:")} for c in folds]
+    assert coco[0] and coco[1] and not coco[0] & coco[1]                  # two folds by image
+    assert coco[0] == {k[5:] for k in folds[1].val if k.startswith("coco:")}
+    for corpus in folds:
+        images = set(corpus.train) | set(corpus.val)
+        assert not set(corpus.train) & set(corpus.val)
+        flickr = {k[9:] for k in images if k.startswith("flickr8k:")}
+        assert flickr and not flickr & (held["flickr8k"] | test_split)
+        cocos = {k[5:] for k in images if k.startswith("coco:")}
+        assert not cocos & held["coco"]
+        captions = [c for part in (corpus.train, corpus.val) for caps in part.values()
+                    for c in caps] + [c for v in corpus.systems.values() for c in v.values()]
+        assert not {normalise(c) for c in captions} & texts
+        assert set(corpus.systems) <= {f"coco:{k}" for k in cocos}
+        assert len({s for v in corpus.systems.values() for s in v}) == 9
+    thumb = {coco_id(i) for i in load("thumb").images}
+    assert thumb <= held["coco"]
+    with pytest.raises(ValueError, match="fold"):
+        critic_corpus(fold=2)

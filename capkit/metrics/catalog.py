@@ -15,6 +15,7 @@ NB01 = "01_classic_metrics.ipynb"
 NB03 = "03_embedding_metrics.ipynb"
 NB06 = "06_intrinsic_i2ce.ipynb"
 NB10 = "10_captioned_world.ipynb"
+NB05 = "05_learned_critic.ipynb"
 
 BUILTIN = [
     *(MetricSpec(f"bleu_{n}", "capkit.metrics.bleu:bleu", {"n": n}, tokens=True,
@@ -69,6 +70,14 @@ BUILTIN = [
                  paper=f"Hessel et al. 2021 ({label}) on capkit's world, with world-CLIP",
                  notebook=f"{NB10} world-CLIP (section planned)")
       for name, label in (("clipscore", "CLIPScore"), ("refclipscore", "RefCLIPScore"))),
+    MetricSpec("leic", "capkit.metrics.leic:leic",
+               trained="capkit train leic --variant leic (shipped checkpoint)",
+               paper="Cui et al. 2018 (LEIC), caption context, with augmentation",
+               notebook=f"{NB05} scoring"),
+    MetricSpec("leic_no_da", "capkit.metrics.leic:leic", {"model": "leic_no_da"},
+               trained="capkit train leic --variant leic_no_da (shipped checkpoint)",
+               paper="Cui et al. 2018 (LEIC), caption context, no augmentation",
+               notebook=f"{NB05} scoring"),
 ]
 
 
