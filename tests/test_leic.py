@@ -266,3 +266,21 @@ def test_no_leakage_and_two_folds(shared_data):
     assert thumb <= held["coco"]
     with pytest.raises(ValueError, match="fold"):
         critic_corpus(fold=2)
+
+
+def test_train_command(tmp_path, monkeypatch, capsys):
+    from capkit.cli import main
+    from capkit.models import glove as glove_module
+    from capkit.training import leic as training
+    monkeypatch.setattr(glove_module, "load_glove", lambda path=None: toy_glove())
+    monkeypatch.setattr(training, "critic_corpus", lambda seed=0, fold=0: _synthetic_corpus())
+    out = tmp_path / "m.safetensors"
+    assert main(["train", "leic", "--preset", "tiny", "--epochs", "1", "--combine", "cbp",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "p_human_RC" in text and "sha256" in text
+    back = read_checkpoint(out)
+    assert back.cfg.combine == "cbp" and back.meta["command"].startswith("capkit train leic")
+    with pytest.raises(SystemExit):
+        main(["train", "leic", "--fold", "3"])
+    assert "--fold is 0, 1 or both" in capsys.readouterr().err
