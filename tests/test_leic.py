@@ -284,3 +284,24 @@ def test_train_command(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit):
         main(["train", "leic", "--fold", "3"])
     assert "--fold is 0, 1 or both" in capsys.readouterr().err
+
+
+def test_image_context_training_reads_the_features(monkeypatch):
+    import dataclasses
+
+    from capkit.models import glove as glove_module
+    from capkit.training import leic as training
+    monkeypatch.setattr(glove_module, "load_glove", lambda path=None: toy_glove())
+    corpus = _synthetic_corpus()
+    feats = {k: np.eye(20)[int(k[3:]) % 20] for k in list(corpus.train) + list(corpus.val)}
+    corpus = dataclasses.replace(corpus, features=feats)
+    schedule = training.Schedule(epochs=1, images_per_step=20, max_val_images=20)
+    result = training.train_leic("leic", "tiny", schedule=schedule, corpus=corpus,
+                                 model_config={"context": "both", "combine": "cbp"})
+    critic = result.model
+    assert critic.cfg.image_dim == 20 and critic.cfg.context == "both"
+    p = critic.score_pairs(["a man runs"] * 2, ["a dog sits"] * 2, np.eye(20)[:2])
+    assert p[0] != p[1]                                        # the image changes the score
+    with pytest.raises(ValueError, match="features"):
+        training.train_leic("leic", "tiny", schedule=schedule, corpus=_synthetic_corpus(),
+                            model_config={"context": "image"})

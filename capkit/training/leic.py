@@ -78,8 +78,9 @@ def _ids(vocab, captions: dict[str, list[str]]) -> dict[str, list[list[int]]]:
     return {k: [vocab.ids(next(tok)) for _ in caps] for k, caps in captions.items()}
 
 
-def pair_batch(images: np.ndarray, human, negatives: Negatives, rng, cfg):
-    """Context rows, candidate rows (2B, S) and labels (2B,): B positives then B negatives."""
+def pair_batch(images: np.ndarray, human, negatives: Negatives, rng, cfg, features=None):
+    """Context rows, candidate rows (2B, S), labels (2B,): B positives then B negatives, the
+    fakes' kinds, and the image features of the pairs (2B, F) or None."""
     refs, cands, kinds = [], [], []
     for i in images:
         caps = human[i]
@@ -92,16 +93,17 @@ def pair_batch(images: np.ndarray, human, negatives: Negatives, rng, cfg):
         cands.append(fake)
         kinds.append(kind)
     labels = torch.tensor([0] * len(images) + [1] * len(images))      # class 0 = human
-    return encode_ids(refs, cfg), encode_ids(cands, cfg), labels, kinds
+    image = None if features is None else features[np.concatenate([images, images])]
+    return encode_ids(refs, cfg), encode_ids(cands, cfg), labels, kinds, image
 
 
 @torch.no_grad()
-def evaluate(model: Critic, human, negatives: Negatives, seed: int, limit: int) -> dict:
+def evaluate(model: Critic, human, negatives: Negatives, features, seed: int, limit: int) -> dict:
     """Held-out loss, accuracy and mean P(human) of human captions and each kind of fake."""
     model.eval()
     rng = np.random.default_rng([seed, SALT_VAL])
     images = [i for i in range(len(human)) if len(human[i]) >= 2][:limit]
-    refs, cands, kinds = [], [], []
+    refs, cands, kinds, owner = [], [], [], []
     for i in images:
         a, b = rng.choice(len(human[i]), 2, replace=False)
         ref = human[i][a]
@@ -113,8 +115,11 @@ def evaluate(model: Critic, human, negatives: Negatives, seed: int, limit: int) 
             refs.append(ref)
             cands.append(cand)
             kinds.append(kind)
+            owner.append(i)
+    image = None if features is None else features[np.array(owner)]
     logits = torch.cat([model(encode_ids(refs[s:s + 2048], model.cfg),
-                              encode_ids(cands[s:s + 2048], model.cfg))
+                              encode_ids(cands[s:s + 2048], model.cfg),
+                              None if image is None else image[s:s + 2048])
                         for s in range(0, len(refs), 2048)])
     labels = torch.tensor([0 if k == "human" else 1 for k in kinds])
     p = logits.softmax(-1)[:, 0].numpy()
@@ -131,8 +136,12 @@ def _setup(variant, preset, corpus: CriticCorpus, glove, schedule, model_config,
     vectors = load_glove(glove)
     train_tok = tokenize([c for caps in corpus.train.values() for c in caps])
     vocab = critic_vocabulary(train_tok, vectors, schedule.max_vocab)
-    cfg = get_config(preset, **(model_config or {}), vocab_size=len(vocab),
-                     embed_dim=vectors.dim)
+    changes = dict(model_config or {})
+    if changes.get("context", "caption") != "caption":
+        if not corpus.features:
+            raise ValueError("an image-context critic needs corpus.features (image -> feature)")
+        changes["image_dim"] = len(next(iter(corpus.features.values())))
+    cfg = get_config(preset, **changes, vocab_size=len(vocab), embed_dim=vectors.dim)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = Critic(cfg, embedding_matrix(vocab, vectors, seed))
@@ -144,7 +153,9 @@ def _setup(variant, preset, corpus: CriticCorpus, glove, schedule, model_config,
         systems = _ids(vocab, {k: list(corpus.systems.get(k, {}).values()) for k in keys})
         negatives = Negatives(human, [systems[k] for k in keys], len(vocab),
                               VARIANTS[variant], cfg.max_len - 1)
-        data[part] = (human, negatives)
+        feats = None if cfg.context == "caption" else torch.as_tensor(
+            np.stack([corpus.features[k] for k in keys]), dtype=torch.float32)
+        data[part] = (human, negatives, feats)
     return vectors, vocab, cfg, model, data
 
 
@@ -174,7 +185,7 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
         corpus = corpus or critic_corpus(seed, fold)
         vectors, vocab, cfg, model, data = _setup(variant, preset, corpus, glove, schedule,
                                                   model_config, seed)
-        human, negatives = data["train"]
+        human, negatives, features = data["train"]
         usable = np.array([i for i in range(len(human)) if negatives.usable(i)])
         if len(usable) < 2:
             raise ValueError(f"only {len(usable)} training images have two human captions and "
@@ -195,8 +206,8 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
             optimizer.load_state_dict(state["optimizer"])
             history = info["history"]
         for epoch in range(len(history), schedule.epochs):
-            row = _epoch(model, optimizer, epoch, usable, human, negatives, schedule, seed,
-                         cfg, progress, tqdm)
+            row = _epoch(model, optimizer, epoch, usable, (human, negatives, features),
+                         schedule, seed, cfg, progress, tqdm)
             if corpus.val:
                 row.update(evaluate(model, *data["val"], seed, schedule.max_val_images))
             history.append(row)
@@ -214,9 +225,9 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
     return TrainResult(result, history, None if out is None else Path(out), sha)
 
 
-def _epoch(model, optimizer, epoch, usable, human, negatives, schedule, seed, cfg, progress,
-           tqdm) -> dict:
+def _epoch(model, optimizer, epoch, usable, train, schedule, seed, cfg, progress, tqdm) -> dict:
     """One pass over the training images; returns {"epoch", "lr", "train_loss", "train_acc"}."""
+    human, negatives, features = train
     rng = np.random.default_rng([seed, SALT_EPOCH, epoch])
     torch.manual_seed(seed * 100_003 + epoch)            # dropout masks, resumable per epoch
     lr = schedule.lr * schedule.decay ** epoch
@@ -228,8 +239,9 @@ def _epoch(model, optimizer, epoch, usable, human, negatives, schedule, seed, cf
     total = correct = n = 0.0
     for s in tqdm(range(0, len(order), step), disable=not progress, unit="step", leave=False,
                   desc=f"leic epoch {epoch + 1}"):
-        refs, cands, labels, _ = pair_batch(order[s:s + step], human, negatives, rng, cfg)
-        logits = model(refs, cands)
+        refs, cands, labels, _, image = pair_batch(order[s:s + step], human, negatives, rng,
+                                                   cfg, features)
+        logits = model(refs, cands, image)
         loss = nn.functional.cross_entropy(logits, labels)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -39,6 +39,7 @@ class CriticCorpus:
     val: dict[str, list[str]]
     systems: dict[str, dict[str, str]]             # image -> system -> caption (COCO only)
     protocol: dict[str, str] = field(default_factory=dict)
+    features: dict[str, np.ndarray] | None = None  # image -> feature (image-context critics)
 
     def summary(self) -> str:
         def count(part):
