@@ -34,6 +34,9 @@ def add_parser(models) -> None:
                    help="combination head (default: the preset's, mlp)")
     q.add_argument("--fold", type=_fold, default=0,
                    help="half of the COCO images to train on: 0, 1 or both (default 0)")
+    q.add_argument("--world", action="store_true",
+                   help="train in capkit's world: image (world-CLIP) + caption context, world "
+                   "systems as machine captions, train-split scenes")
     q.add_argument("--epochs", type=int, default=None, help="default: the preset's")
     q.add_argument("--out", default=None,
                    help="checkpoint to write (default <variant>_<preset>.safetensors)")
@@ -53,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from capkit.commands.args import output_dir, output_file
-    out = output_file(args.out or f"{args.variant}_{args.preset}.safetensors")
+    name = args.variant.replace("leic", "leic_world") if args.world else args.variant
+    out = output_file(args.out or f"{name}_{args.preset}.safetensors")
     if args.workdir is not None:
         output_dir(args.workdir, "--workdir")
     if args.epochs is not None and args.epochs < 1:
@@ -68,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     result = train_leic(args.variant, args.preset, out=out, workdir=args.workdir,
                         seed=args.seed, fold=args.fold, threads=args.threads,
                         schedule=schedule, glove=args.glove, resume=args.resume,
+                        world=args.world,
                         model_config={"combine": args.combine} if args.combine else None,
                         progress=args.format != "json")
     seconds = time.perf_counter() - start

@@ -78,6 +78,12 @@ BUILTIN = [
                trained="capkit train leic --variant leic_no_da (shipped checkpoint)",
                paper="Cui et al. 2018 (LEIC), caption context, no augmentation",
                notebook=f"{NB05} scoring"),
+    *(MetricSpec(name, "capkit.metrics.leic:leic", {"model": name}, images=True,
+                 trained=f"capkit train leic --variant {variant} --world (shipped checkpoint)",
+                 paper=f"Cui et al. 2018 (LEIC) on capkit's world, image + caption context, "
+                       f"{label}", notebook=f"{NB05} in the world")
+      for name, variant, label in (("leic_world", "leic", "with augmentation"),
+                                   ("leic_world_no_da", "leic_no_da", "no augmentation"))),
 ]
 
 

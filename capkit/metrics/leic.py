@@ -31,6 +31,17 @@ from capkit.scores import Scores, make_signature
 REFERENCE_RULES = ("mean", "random")
 
 
+def image_features(critic, pictures) -> np.ndarray:
+    """(N, F) image features as the critic was trained with (its ``image_encoder``)."""
+    encoder = critic.meta.get("image_encoder")
+    if encoder != "world-clip":
+        raise ValueError(f"this critic was trained with image features {encoder!r}; capkit "
+                         "computes only 'world-clip' features (the world critics)")
+    from capkit.models.vision_language import encode_images
+    from capkit.models.world_clip import load_world_clip
+    return encode_images(load_world_clip(), pictures).astype(np.float32)
+
+
 def leic(candidates, references=None, images=None, *, model=None, reference: str = "mean",
          seed: int = 0, device: str | None = None, threads: int | None = 1,
          progress: bool = False) -> Scores:
@@ -44,17 +55,23 @@ def leic(candidates, references=None, images=None, *, model=None, reference: str
     from capkit.models.leic_critic import load_leic
     cands, refs, ids = align(candidates, references)
     critic = load_leic(model, device=device)
+    feats = None
     if critic.cfg.context != "caption":
-        raise ValueError(f"this critic reads an image context ({critic.cfg.context!r}); score "
-                         "it with capkit.metrics.leic_world.leic_world and the images")
+        from capkit.models.images import align_images
+        feats = image_features(critic, align_images(candidates, images))      # (N, F)
     n_refs = np.array([len(rs) for rs in refs], dtype=np.int64)
     if reference == "random":
         rng = np.random.default_rng(seed)
         refs = [[rs[rng.integers(len(rs))]] for rs in refs]
-    with _threads(threads):
-        pair = critic.score_pairs([r for rs in refs for r in rs],
-                                  [c for c, rs in zip(cands, refs) for _ in rs])
+    if critic.cfg.context == "image":              # the context is the image alone
+        refs = [[""] for _ in cands]
     counts = np.array([len(rs) for rs in refs], dtype=np.int64)
+    owner = np.repeat(np.arange(len(cands)), counts)
+    with _threads(threads):
+        pair = critic.score_pairs(None if critic.cfg.context == "image"
+                                  else [r for rs in refs for r in rs],
+                                  [cands[i] for i in owner],
+                                  None if feats is None else feats[owner])
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     per = np.add.reduceat(pair, starts) / counts if len(pair) else pair
     name = critic.meta.get("name", "leic")

@@ -24,7 +24,9 @@ from capkit.models.i2ce_vocab import SPECIALS, Vocabulary, build_vocabulary, tok
 from capkit.models.leic import HUMAN, Critic, LEICConfig, encode_ids
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-SHIPPED = {"leic": "leic_small.safetensors", "leic_no_da": "leic_small_no_da.safetensors"}
+SHIPPED = {"leic": "leic_small.safetensors", "leic_no_da": "leic_small_no_da.safetensors",
+           "leic_world": "leic_world_small.safetensors",
+           "leic_world_no_da": "leic_world_small_no_da.safetensors"}
 META_KEY = "leic"
 
 
@@ -167,8 +169,11 @@ def load_leic(model: str | Path | LEIC | None = None, *, device: str | None = No
     if name in SHIPPED:
         path = shipped_path(name)
         if not path.is_file():
+            world = " --world" if name.startswith("leic_world") else ""
+            variant = name.replace("_world", "")
             raise FileNotFoundError(f"capkit ships no LEIC checkpoint {path.name} here; make it "
-                                    f"with `capkit train leic --variant {name} --out {path}`")
+                                    f"with `capkit train leic --variant {variant}{world} "
+                                    f"--out {path}`")
     else:
         path = Path(name).expanduser()
     return _cached(str(path.resolve()), resolve_device(device))

@@ -40,7 +40,7 @@ from capkit.models.leic_critic import LEIC, critic_vocabulary
 from capkit.training.i2ce import STATE_INFO, deterministic, load_state, save_state
 from capkit.training.leic_data import KINDS, CriticCorpus, Negatives, critic_corpus
 
-VARIANTS = {"leic": KINDS, "leic_no_da": ("system",)}
+VARIANTS = {"leic": KINDS, "leic_no_da": ("system",), "leic_rc": ("RC",)}
 SALT_EPOCH, SALT_VAL = 13, 14
 
 
@@ -163,13 +163,15 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
                workdir: str | Path | None = None, seed: int = 0, fold: int | None = 0,
                threads: int = 1, schedule: Schedule | None = None, glove: str | None = None,
                corpus: CriticCorpus | None = None, model_config: dict | None = None,
-               resume: bool = False, progress: bool = False) -> TrainResult:
+               world: bool = False, resume: bool = False, progress: bool = False) -> TrainResult:
     """Train a LEIC critic (see the module docstring); returns the model and history.
 
     ``variant``: ``leic`` (system captions + RC/WP/RW fakes) or ``leic_no_da`` (system captions
     only). ``preset``: sizes (``capkit.models.leic.PRESETS``) and default schedule. ``fold``: which
     half of the COCO images to train on (0, 1, or None for both). ``model_config``: fields of the
-    ``LEICConfig`` to change, e.g. ``{"combine": "cbp"}``.
+    ``LEICConfig`` to change, e.g. ``{"combine": "cbp"}``. ``world``: train in capkit's world
+    (``capkit.training.leic_world``: image + caption context by default, world systems as
+    machine captions; ``fold`` is then unused).
     """
     from tqdm.auto import tqdm
     if variant not in VARIANTS:
@@ -182,6 +184,10 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
     workdir = None if workdir is None else Path(workdir)
     saved = load_state(workdir) if resume else None       # fails before any work is done
     with deterministic(threads), torch.random.fork_rng(devices=[]):
+        if world:
+            from capkit.training.leic_world import world_corpus
+            corpus = corpus or world_corpus(seed)
+            model_config = {"context": "both", **(model_config or {})}
         corpus = corpus or critic_corpus(seed, fold)
         vectors, vocab, cfg, model, data = _setup(variant, preset, corpus, glove, schedule,
                                                   model_config, seed)
@@ -190,7 +196,7 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
         if len(usable) < 2:
             raise ValueError(f"only {len(usable)} training images have two human captions and "
                              f"a fake of the kinds {negatives.kinds}; give a larger corpus")
-        recipe = {"variant": variant, "preset": preset, "seed": seed, "fold": fold,
+        recipe = {"variant": variant, "world": world, "preset": preset, "seed": seed, "fold": fold,
                   "threads": threads, "schedule": dataclasses.asdict(schedule),
                   "glove": vectors.source, "vocab_size": len(vocab),
                   "negatives": list(negatives.kinds),
@@ -216,10 +222,13 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
                                      "optimizer": optimizer.state_dict()},
                            {"recipe": recipe, "history": history, "done": epoch + 1})
         fold_arg = "both" if fold is None else fold
-        meta = {**recipe, "name": variant, "glove_path": None if glove is None else str(glove),
+        name = variant.replace("leic", "leic_world") if world else variant
+        meta = {**recipe, "name": name, "image_encoder": corpus.protocol.get("image_encoder"),
+                "glove_path": None if glove is None else str(glove),
                 "history": history, "corpus": corpus.protocol,
                 "command": (f"capkit train leic --variant {variant} --preset {preset} "
-                            f"--seed {seed} --fold {fold_arg} --threads {threads}")}
+                            f"--seed {seed} --fold {fold_arg} --threads {threads}"
+                            + (" --world" if world else ""))}
         result = LEIC(model.eval(), vocab, meta)
         sha = result.save(out) if out is not None else None
     return TrainResult(result, history, None if out is None else Path(out), sha)

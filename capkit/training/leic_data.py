@@ -43,8 +43,9 @@ class CriticCorpus:
 
     def summary(self) -> str:
         def count(part):
-            coco = sum(k.startswith("coco:") for k in part)
-            return f"{len(part):,} images ({len(part) - coco:,} Flickr8k, {coco:,} COCO)"
+            from collections import Counter
+            by = Counter(k.partition(":")[0] if ":" in k else "world" for k in part)
+            return f"{len(part):,} images ({', '.join(f'{n:,} {s}' for s, n in by.items())})"
         n_sys = sum(len(v) for v in self.systems.values())
         return (f"train {count(self.train)}; held out {count(self.val)}; "
                 f"machine captions {n_sys:,} ({len({s for v in self.systems.values() for s in v})}"
