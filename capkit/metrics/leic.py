@@ -18,8 +18,12 @@ mean over candidates, the paper's system score. Model: ``model=None`` is the shi
 caption-context critic trained with data augmentation (``capkit/models/weights/
 leic_small.safetensors``, registry ``leic``); ``"leic_no_da"`` the one trained on machine
 captions only; a path or a loaded ``LEIC`` also work. Its sha256 prefix is in the signature.
-``images`` is ignored by caption-context critics. Explained in notebooks/05_learned_critic.ipynb,
-section "Scoring".
+
+``images`` is ignored by caption-context critics. The world critics (``leic_world``,
+``leic_world_no_da``: image + caption context, trained by ``capkit train leic --world``) read one
+image per candidate (a list aligned with the candidates, ``{id: image}`` or a folder), turned
+into the world-CLIP image features they were trained with; they are meaningful on world images
+only. Explained in notebooks/05_learned_critic.ipynb, sections "Scoring" and "In the world".
 """
 from __future__ import annotations
 
@@ -45,7 +49,7 @@ def image_features(critic, pictures) -> np.ndarray:
 def leic(candidates, references=None, images=None, *, model=None, reference: str = "mean",
          seed: int = 0, device: str | None = None, threads: int | None = 1,
          progress: bool = False) -> Scores:
-    """P(human) per caption from a caption-context LEIC critic (see the module docstring).
+    """P(human) per caption from a LEIC critic (see the module docstring).
     ``threads``: torch CPU threads while scoring (restored afterwards)."""
     if reference not in REFERENCE_RULES:
         raise ValueError(f"reference must be one of {REFERENCE_RULES} ('mean': the paper's "
@@ -78,7 +82,9 @@ def leic(candidates, references=None, images=None, *, model=None, reference: str
     sig = make_signature(name, model=f"{name}@{critic.sha256[:12]}",
                          context=critic.cfg.context, combine=critic.cfg.combine,
                          reference=reference, **({"seed": seed} if reference == "random" else {}),
-                         quirk15=critic.cfg.truncation_quirk, tok="ptb")
+                         quirk15=critic.cfg.truncation_quirk, tok="ptb",
+                         **({"image": critic.meta.get("image_encoder")} if feats is not None
+                            else {}))
     parts = {"per_reference": np.split(pair, np.cumsum(counts)[:-1]),
              "n_references": n_refs}
     return Scores(name, per, float(per.mean()) if len(per) else float("nan"), sig, ids, parts)
