@@ -305,3 +305,23 @@ def test_image_context_training_reads_the_features(monkeypatch):
     with pytest.raises(ValueError, match="features"):
         training.train_leic("leic", "tiny", schedule=schedule, corpus=_synthetic_corpus(),
                             model_config={"context": "image"})
+
+
+def test_world_corpus_uses_train_scenes_true_references_and_erring_systems():
+    from capkit.training.leic_world import world_corpus
+    from capkit.world.captioners import SYSTEMS
+    from capkit.world.check import check
+    from capkit.world.splits import split_scenes
+    corpus = world_corpus(seed=0, n_train=12, n_val=4)
+    scenes = split_scenes("train", 12, 0)
+    assert list(corpus.train) == [f"train/{i:05d}" for i in range(12)]
+    assert list(corpus.val) == [f"val/{i:05d}" for i in range(4)]
+    for key, scene in zip(corpus.train, scenes):
+        assert len(corpus.train[key]) == 5
+        assert all(check(scene, c).true for c in corpus.train[key])
+        assert set(corpus.systems[key]) == set(SYSTEMS) - {"correct"}
+    feats = np.stack([corpus.features[k] for k in corpus.train])
+    assert feats.shape[0] == 12 and np.isfinite(feats).all()
+    assert corpus.protocol["image_encoder"] == "world-clip"
+    with pytest.raises(ValueError, match="training scenes"):
+        world_corpus(n_train=1)
