@@ -25,8 +25,9 @@ def _fold(text: str):
 def add_parser(models) -> None:
     q = models.add_parser("leic", help="the LEIC critic of Cui et al. 2018 (caption context; "
                           "benchmark images held out)")
-    q.add_argument("--variant", choices=["leic", "leic_no_da"], default="leic",
-                   help="leic: machine + RC/WP/RW negatives; leic_no_da: machine captions only")
+    q.add_argument("--variant", choices=["leic", "leic_no_da", "leic_rc"], default="leic",
+                   help="leic: machine + RC/WP/RW negatives; leic_no_da: machine captions only; "
+                   "leic_rc: RC only (the paper's Flickr8k critic)")
     q.add_argument("--preset", choices=["tiny", "small", "paper"], default="small",
                    help="sizes and schedule: tiny seconds, small a few minutes (shipped), paper "
                    "the code's sizes and 30 epochs (hours)")
@@ -64,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--epochs must be at least 1, got {args.epochs}")
 
     from capkit.report import format_table
-    from capkit.training.leic import SCHEDULES, train_leic
-    schedule = SCHEDULES[args.preset]
+    from capkit.training.leic import default_schedule, train_leic
+    schedule = default_schedule(args.variant, args.preset, args.world)
     if args.epochs is not None:
         schedule = dataclasses.replace(schedule, epochs=args.epochs)
     start = time.perf_counter()
