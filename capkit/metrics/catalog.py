@@ -78,6 +78,10 @@ BUILTIN = [
                trained="capkit train leic --variant leic_no_da (shipped checkpoint)",
                paper="Cui et al. 2018 (LEIC), caption context, no augmentation",
                notebook=f"{NB05} scoring"),
+    MetricSpec("leic_rc", "capkit.metrics.leic:leic", {"model": "leic_rc"},
+               trained="capkit train leic --variant leic_rc (shipped checkpoint)",
+               paper="Cui et al. 2018 (LEIC), caption context, RC negatives only (its Flickr8k "
+                     "critic)", notebook=f"{NB05} scoring"),
     *(MetricSpec(name, "capkit.metrics.leic:leic", {"model": name}, images=True,
                  trained=f"capkit train leic --variant {variant} --world (shipped checkpoint)",
                  paper=f"Cui et al. 2018 (LEIC) on capkit's world, image + caption context, "

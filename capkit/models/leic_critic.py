@@ -25,6 +25,7 @@ from capkit.models.leic import HUMAN, Critic, LEICConfig, encode_ids
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 SHIPPED = {"leic": "leic_small.safetensors", "leic_no_da": "leic_small_no_da.safetensors",
+           "leic_rc": "leic_small_rc.safetensors",
            "leic_world": "leic_world_small.safetensors",
            "leic_world_no_da": "leic_world_small_no_da.safetensors"}
 META_KEY = "leic"
