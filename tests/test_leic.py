@@ -325,3 +325,16 @@ def test_world_corpus_uses_train_scenes_true_references_and_erring_systems():
     assert corpus.protocol["image_encoder"] == "world-clip"
     with pytest.raises(ValueError, match="training scenes"):
         world_corpus(n_train=1)
+
+
+def test_metric_errors_say_what_to_do(tmp_path):
+    from capkit.metrics.leic import leic
+    critic = toy_critic(context="both", image_dim=4)
+    with pytest.raises(ValueError, match="pass images="):
+        leic(["a dog"], [["a dog runs"]], model=critic)
+    critic.meta["image_encoder"] = "resnet-152"
+    with pytest.raises(ValueError, match="world-clip"):
+        leic(["a dog"], [["a dog runs"]], [np.zeros((8, 8, 3), np.uint8)], model=critic)
+    with pytest.raises(ValueError, match="ships LEIC checkpoints"):
+        from capkit.models.leic_critic import shipped_path
+        shipped_path("leic_huge")
