@@ -69,6 +69,8 @@ def register(sub) -> None:
                    help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
     c.add_argument("--format", choices=["json", "table", "markdown", "csv"], default="table")
     c.set_defaults(func=run_world_captioner)
+    from capkit.commands.train_leic import add_parser as add_leic
+    add_leic(models)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ NB01 = "01_classic_metrics.ipynb"
 NB03 = "03_embedding_metrics.ipynb"
 NB06 = "06_intrinsic_i2ce.ipynb"
 NB10 = "10_captioned_world.ipynb"
+NB05 = "05_learned_critic.ipynb"
 
 BUILTIN = [
     *(MetricSpec(f"bleu_{n}", "capkit.metrics.bleu:bleu", {"n": n}, tokens=True,
@@ -69,6 +70,24 @@ BUILTIN = [
                  paper=f"Hessel et al. 2021 ({label}) on capkit's world, with world-CLIP",
                  notebook=f"{NB10} world-CLIP (section planned)")
       for name, label in (("clipscore", "CLIPScore"), ("refclipscore", "RefCLIPScore"))),
+    MetricSpec("leic", "capkit.metrics.leic:leic",
+               trained="capkit train leic --variant leic (shipped checkpoint)",
+               paper="Cui et al. 2018 (LEIC), caption context, with augmentation",
+               notebook=f"{NB05} scoring"),
+    MetricSpec("leic_no_da", "capkit.metrics.leic:leic", {"model": "leic_no_da"},
+               trained="capkit train leic --variant leic_no_da (shipped checkpoint)",
+               paper="Cui et al. 2018 (LEIC), caption context, no augmentation",
+               notebook=f"{NB05} scoring"),
+    MetricSpec("leic_rc", "capkit.metrics.leic:leic", {"model": "leic_rc"},
+               trained="capkit train leic --variant leic_rc (shipped checkpoint)",
+               paper="Cui et al. 2018 (LEIC), caption context, RC negatives only (its Flickr8k "
+                     "critic)", notebook=f"{NB05} scoring"),
+    *(MetricSpec(name, "capkit.metrics.leic:leic", {"model": name}, images=True,
+                 trained=f"capkit train leic --variant {variant} --world (shipped checkpoint)",
+                 paper=f"Cui et al. 2018 (LEIC) on capkit's world, image + caption context, "
+                       f"{label}", notebook=f"{NB05} in the world")
+      for name, variant, label in (("leic_world", "leic", "with augmentation"),
+                                   ("leic_world_no_da", "leic_no_da", "no augmentation"))),
 ]
 
 
