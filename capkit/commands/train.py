@@ -57,6 +57,8 @@ def register(sub) -> None:
                    help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
     w.add_argument("--format", choices=["json", "table", "markdown", "csv"], default="table")
     w.set_defaults(func=run_world_clip)
+    from capkit.commands.train_vilt import register_vilt
+    register_vilt(models)
 
 
 def run(args: argparse.Namespace) -> int:
