@@ -61,8 +61,8 @@ FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config
 class WorldViltConfig:
     image_size: int = 64
     patch: int = 8
-    hidden: int = 96
-    layers: int = 3
+    hidden: int = 64
+    layers: int = 2
     heads: int = 4
     context: int = 40             # text positions (<bos> + words + <eos>), ViLT's 40
 
