@@ -149,3 +149,19 @@ def test_user_data_needs_every_image():
         U.user_data({"a": ["x y"], "b": ["z w"]}, {"a": None})
     ctx = U.user_data({"a": ["A dog runs."], "b": ["a cat"]}, {"a": 1, "b": 2})
     assert ctx.positives == ["a dog runs", "a cat"] and isinstance(ctx.context, TransformContext)
+
+
+def test_shipped_checkpoints_load_and_the_registered_metrics_run():
+    from capkit.data.world import load_world_foil
+    from capkit.metrics import resolve
+    from capkit.models.world_vilt import SHIPPED, WEIGHTS_DIR, checkpoint_sha256, read_meta
+    fine = WEIGHTS_DIR / "umic_world"
+    want = f"world-vilt@{checkpoint_sha256(SHIPPED)[:12]}~world"
+    assert read_meta(fine)["backbone_signature"] == want
+    foil = load_world_foil(n_scenes=4)
+    images = [foil.image_loader(k) for k in foil.images]
+    fns = resolve(["umic_world", "umic_c_world"])
+    u = fns["umic_world"].function(foil.caption_a, images=images)
+    c = fns["umic_c_world"].function(foil.caption_a, images=images)
+    assert f"umic-world@{checkpoint_sha256(fine)[:12]}" in u.signature
+    assert "world-vilt@" in c.signature and not np.allclose(u.per_caption, c.per_caption)

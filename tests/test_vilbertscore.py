@@ -103,3 +103,14 @@ def test_layer_and_idf_options(encoder, items):
         vilbertscore(cands, refs, imgs, model=encoder, layer=0)
     with pytest.raises(ValueError, match="pass images="):
         vilbertscore(cands, refs, model=encoder)
+
+
+def test_registered_world_variants_run_on_the_shipped_checkpoint(items):
+    from capkit.metrics import resolve
+    cands, refs, imgs = items
+    fns = resolve(["vilbertscore_world", "vilbertscore_world_noimage"])
+    a = fns["vilbertscore_world"].function(cands, refs, images=imgs)
+    b = fns["vilbertscore_world_noimage"].function(cands, refs, images=imgs)
+    assert "image:with" in a.signature and "image:masked" in b.signature
+    assert "world-vilt@" in a.signature and np.isfinite(a.per_caption).all()
+    assert not np.allclose(a.per_caption, b.per_caption)
