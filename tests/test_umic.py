@@ -165,3 +165,9 @@ def test_shipped_checkpoints_load_and_the_registered_metrics_run():
     c = fns["umic_c_world"].function(foil.caption_a, images=images)
     assert f"umic-world@{checkpoint_sha256(fine)[:12]}" in u.signature
     assert "world-vilt@" in c.signature and not np.allclose(u.per_caption, c.per_caption)
+
+
+def test_compare_passes_the_world_images_to_image_metrics():
+    from capkit.meta_eval import compare
+    res = compare("umic_world", "umic_c_world", "world_foil", n_boot=20, seed=0)
+    assert np.isfinite(res.difference) and res.low <= res.difference <= res.high

@@ -309,7 +309,12 @@ def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int =
     fns = resolve([metric_a, metric_b])
     data = load_benchmark(protocol)
     candidates, references = _items(protocol, data)
-    scored = score_items(fns, candidates, references, protocol.name, tokenizer)
+    paths = None
+    if any(f.images for f in fns.values()):          # the world benchmarks draw their own images
+        paths, why = _image_paths(protocol, data, None)
+        if paths is None:
+            raise ValueError(f"{metric_a} / {metric_b} on {protocol.name}: {why}")
+    scored = score_items(fns, candidates, references, protocol.name, tokenizer, paths)
     (stat_a, groups, _), (stat_b, _, _) = [_row_stat(protocol, data, s, seed)
                                            for s in scored.values()]
     res = paired_bootstrap(stat_a, stat_b, groups, n_boot, seed, alternative=alternative)
