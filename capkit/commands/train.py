@@ -71,6 +71,8 @@ def register(sub) -> None:
     c.set_defaults(func=run_world_captioner)
     from capkit.commands.train_leic import add_parser as add_leic
     add_leic(models)
+    from capkit.commands.train_vilt import register_vilt
+    register_vilt(models)
 
 
 def run(args: argparse.Namespace) -> int:

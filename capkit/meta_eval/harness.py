@@ -329,7 +329,11 @@ def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int =
     fns = resolve([metric_a, metric_b])
     data = load_benchmark(protocol)
     candidates, references = _items(protocol, data)
-    paths = _image_paths(protocol, data, None)[0] if any(f.images for f in fns.values()) else None
+    paths = None
+    if any(f.images for f in fns.values()):          # the world benchmarks draw their own images
+        paths, why = _image_paths(protocol, data, None)
+        if paths is None:
+            raise ValueError(f"{metric_a} / {metric_b} on {protocol.name}: {why}")
     scenes = _scenes(protocol, data)[0] if any(f.scenes for f in fns.values()) else None
     scored = score_items(fns, candidates, references, protocol.name, tokenizer, paths, scenes)
     (stat_a, groups, _), (stat_b, _, _) = [_row_stat(protocol, data, s, seed)

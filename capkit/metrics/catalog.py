@@ -16,6 +16,8 @@ NB03 = "03_embedding_metrics.ipynb"
 NB06 = "06_intrinsic_i2ce.ipynb"
 NB10 = "10_captioned_world.ipynb"
 NB05 = "05_learned_critic.ipynb"
+NB07 = "07_umic.ipynb"
+NB08 = "08_vilbertscore.ipynb"
 
 BUILTIN = [
     *(MetricSpec(f"bleu_{n}", "capkit.metrics.bleu:bleu", {"n": n}, tokens=True,
@@ -88,6 +90,22 @@ BUILTIN = [
                        f"{label}", notebook=f"{NB05} in the world")
       for name, variant, label in (("leic_world", "leic", "with augmentation"),
                                    ("leic_world_no_da", "leic_no_da", "no augmentation"))),
+    MetricSpec("umic_world", "capkit.metrics.umic:umic", {"model": "umic-world"},
+               references=False, images=True,
+               trained="capkit train world-vilt, then capkit train umic (shipped checkpoint)",
+               paper="Lee et al. 2021 (UMIC) on capkit's world, with world-ViLT",
+               notebook=f"{NB07} UMIC"),
+    MetricSpec("umic_c_world", "capkit.metrics.umic:umic_c", {"model": "world-vilt"},
+               references=False, images=True,
+               trained="capkit train world-vilt (shipped checkpoint)",
+               paper="Lee et al. 2021 (UMIC-C: the pre-trained matching head) on capkit's world",
+               notebook=f"{NB07} UMIC-C"),
+    *(MetricSpec(f"vilbertscore_world{tag}", "capkit.metrics.vilbertscore:vilbertscore",
+                 {"model": "world-vilt", "with_image": tag == ""}, images=True,
+                 score_range=(-1.0, 1.0), trained="capkit train world-vilt (shipped checkpoint)",
+                 paper=f"Lee et al. 2020 (ViLBERTScore F) on capkit's world, with world-ViLT"
+                       f"{note}", notebook=f"{NB08} ViLBERTScore")
+      for tag, note in (("", ""), ("_noimage", "; text-only control, image masked out"))),
 ]
 
 

@@ -1,0 +1,104 @@
+"""`capkit train world-vilt` and `capkit train umic`: the single-stream image-text models.
+
+    capkit train world-vilt --preset small --out capkit/models/weights/world_vilt
+    capkit train umic --backbone world-vilt --out capkit/models/weights/umic_world
+
+are the commands that made the shipped checkpoints (one CPU thread, seed 0; the same command
+gives the same files, byte for byte, on the same machine). On a real backbone::
+
+    capkit train umic --backbone dandelin/vilt-b32-finetuned-coco \\
+        --references coco_train_refs.json --images train2014/ --out umic_vilt_coco
+
+with ``coco_train_refs.json`` = {image_id: [its five captions]} (the Karpathy train split) and
+``train2014/<image_id>.jpg`` (or ``COCO_train2014_<12 digits>.jpg``); use a GPU (``--device``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+FORMATS = ["json", "table", "markdown", "csv"]
+
+
+def register_vilt(models) -> None:
+    v = models.add_parser("world-vilt", help="world-ViLT: a small single-stream image-text "
+                          "transformer pre-trained (ITM + MLM) on world training scenes")
+    v.add_argument("--preset", choices=["tiny", "small"], default="small",
+                   help="sizes and schedule: tiny seconds (tests), small a few minutes (shipped)")
+    v.add_argument("--out", default=None, help="folder to write (default world_vilt_<preset>)")
+    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--threads", type=int, default=1,
+                   help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
+    v.add_argument("--format", choices=FORMATS, default="table")
+    v.set_defaults(func=run_world_vilt)
+    u = models.add_parser("umic", help="UMIC: contrastive fine-tuning of a matching head "
+                          "(world data, or --references / --images)")
+    u.add_argument("--backbone", default="world-vilt",
+                   help="world-vilt (shipped), a folder, or a ViLT hub name such as "
+                   "dandelin/vilt-b32-finetuned-coco")
+    u.add_argument("--preset", choices=["tiny", "small"], default="small")
+    u.add_argument("--out", default=None, help="folder to write (default umic_<preset>)")
+    u.add_argument("--references", default=None,
+                   help="JSON {image_id: [captions]} to train on instead of the world")
+    u.add_argument("--images", default=None, help="folder of <image_id>.jpg (with --references)")
+    u.add_argument("--device", default=None, help="cpu (default), cuda, ...")
+    u.add_argument("--seed", type=int, default=0)
+    u.add_argument("--threads", type=int, default=1)
+    u.add_argument("--format", choices=FORMATS, default="table")
+    u.set_defaults(func=run_umic)
+
+
+def _print(result, seconds: float, keys: list[str], fmt: str, summary: str) -> None:
+    from capkit.report import format_table
+    if fmt == "json":
+        print(json.dumps({"checkpoint": str(result.path), "sha256": result.sha256,
+                          "seconds": seconds, "history": result.history}, indent=1))
+        return
+    print(format_table(keys, [[h[k] for k in keys] for h in result.history], fmt, digits=4))
+    if fmt != "csv":
+        print(f"\n{summary}\ncheckpoint: {result.path} (sha256 {result.sha256}), {seconds:.0f} s")
+
+
+def run_world_vilt(args: argparse.Namespace) -> int:
+    from capkit.commands.args import output_dir
+    out = output_dir(args.out or f"world_vilt_{args.preset}", "--out")   # before any training
+
+    from capkit.training.world_vilt import train_world_vilt
+    start = time.perf_counter()
+    result = train_world_vilt(args.preset, out=out, seed=args.seed, threads=args.threads,
+                              progress=args.format != "json")
+    seconds = time.perf_counter() - start
+    final = result.final
+    _print(result, seconds, ["epoch", "itm_loss", "mlm_loss", "foil_all"], args.format,
+           f"held-out (val) foil accuracy of the matching head: {final['foil_all']:.3f}")
+    return 0
+
+
+def _user_data(args) -> tuple[dict | None, dict | None]:
+    if args.references is None and args.images is None:
+        return None, None
+    if args.references is None or args.images is None:
+        raise ValueError("give both --references (JSON {image_id: [captions]}) and --images "
+                         "(a folder of <image_id>.jpg), or neither to train on the world")
+    from capkit.models.images import find_image_files
+    with open(args.references, encoding="utf-8") as f:
+        refs = {str(k): v for k, v in json.load(f).items()}
+    return refs, dict(zip(refs, find_image_files(list(refs), args.images)))
+
+
+def run_umic(args: argparse.Namespace) -> int:
+    from capkit.commands.args import output_dir
+    out = output_dir(args.out or f"umic_{args.preset}", "--out")
+    references, images = _user_data(args)
+
+    from capkit.training.umic import NEGATIVE_TYPES, train_umic
+    start = time.perf_counter()
+    result = train_umic(args.backbone, out=out, preset=args.preset, seed=args.seed,
+                        threads=args.threads, references=references, images=images,
+                        device=args.device, progress=args.format != "json")
+    seconds = time.perf_counter() - start
+    keys = ["epoch", "train_loss", "val_loss", *(f"acc_{t}" for t in NEGATIVE_TYPES)]
+    _print(result, seconds, keys, args.format,
+           f"kept epoch {result.best_epoch} (lowest validation loss; epoch 0 = UMIC-C)")
+    return 0

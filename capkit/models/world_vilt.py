@@ -1,0 +1,324 @@
+"""world-ViLT: a small single-stream image-text transformer (Hugging Face ``ViltModel`` with
+``ViltForImageAndTextRetrieval``'s matching head) pre-trained on capkit's captioned-image world.
+
+UMIC (Lee et al. 2021) fine-tunes UNITER, and ViLBERTScore (Lee et al. 2020) reads ViLBERT's
+image-conditioned token states; both need detector features. ViLT reads raw pixel patches and
+the caption in *one* transformer, like UNITER without a detector, and its retrieval head
+``rank_output = Linear(hidden, 1)`` on the pooled [CLS] has exactly UMIC's shape::
+
+    text   <bos> w_1 .. w_n <eos> [PAD]..      -> word + position + type-0 embeddings   (B, T, D)
+    image  (B, 3, 64, 64) -> 8 x 8 patches + [CLS] -> patch + position + type-1       (B, 65, D)
+    [text ; image] -> L transformer layers -> pooler (dense + tanh on <bos>) -> rank_output (B, 1)
+
+``VisionTextEncoder`` holds model, tokenizer and preprocessing (made by one loader, so they
+cannot mismatch) and gives the two things the metrics need: the matching logit
+(``matching_logits``: UMIC-C, and UMIC after fine-tuning) and the token states of a chosen layer
+with or without the image (``token_states``: ViLBERTScore and its text-only control). Without the
+image, every image position is masked out of attention, so no text state can depend on it.
+
+Image patches are embedded here, not by ``ViltEmbeddings.visual_embed``: that function draws
+the order of the patches with ``torch.multinomial`` (global RNG) even when it keeps them all;
+ours keeps them in raster order (the outputs are the same up to float rounding, since
+attention does not see order beyond the position embeddings) and touches no RNG.
+
+World texts are read in ``capkit.transforms``' normal form (PTB words, lower case, no
+punctuation), the form UMIC's negatives take, so punctuation cannot tell a negative from a
+positive. The folder is a Hugging Face folder (``config.json``, ``model.safetensors``, tokenizer
+files, ``preprocessor_config.json``) plus ``world_vilt.json`` (the recipe); its identity is
+``checkpoint_sha256(folder)``, printed in every signature (``world-vilt@<sha12>~world``).
+
+Online users name a real checkpoint instead (``load_vilt("dandelin/vilt-b32-finetuned-coco")``:
+384-px ViLT-B/32 fine-tuned for COCO retrieval; ``dandelin/vilt-b32-mlm`` has no matching head,
+so its ``rank_output`` starts random). WORLD numbers only for the shipped model. Training lives in
+``capkit.training.world_vilt`` (``capkit train world-vilt``) and is never imported from here.
+Explained in notebooks/07_umic.ipynb and notebooks/08_vilbertscore.ipynb.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from capkit.models.images import ImagePreprocess
+
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+SHIPPED = WEIGHTS_DIR / "world_vilt"
+NAME = "world-vilt"
+META = "world_vilt.json"
+MASK = "[MASK]"
+PREPROCESS = ImagePreprocess(64, 64, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5),
+                             resize="square")                    # ViLT's mean / std
+FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+         "preprocessor_config.json", META)
+
+
+@dataclass(frozen=True)
+class WorldViltConfig:
+    image_size: int = 64
+    patch: int = 8
+    hidden: int = 64
+    layers: int = 2
+    heads: int = 4
+    context: int = 40             # text positions (<bos> + words + <eos>), ViLT's 40
+
+
+PRESETS = {
+    "tiny": WorldViltConfig(hidden=32, layers=1, heads=2),
+    "small": WorldViltConfig(),                 # the shipped checkpoint
+}
+
+
+def get_config(preset: str | WorldViltConfig, **changes) -> WorldViltConfig:
+    """A preset by name (``tiny``, ``small``) or a config, with fields changed."""
+    if isinstance(preset, WorldViltConfig):
+        return dataclasses.replace(preset, **changes)
+    if preset not in PRESETS:
+        raise ValueError(f"unknown world-ViLT preset {preset!r}; choose one of "
+                         f"{', '.join(PRESETS)} or pass a WorldViltConfig")
+    return dataclasses.replace(PRESETS[preset], **changes)
+
+
+def build_tokenizer(words, context: int = 40):
+    """world-CLIP's word-level tokenizer over ``words``, plus a ``[MASK]`` token for MLM."""
+    from capkit.models.world_clip import build_tokenizer as word_level
+    tok = word_level(words, context)
+    tok.add_special_tokens({"mask_token": MASK})
+    return tok
+
+
+def build_model(cfg: WorldViltConfig, vocab_size: int, seed: int = 0):
+    """A randomly initialised ``ViltForImageAndTextRetrieval`` of ``cfg`` (no dropout; seeded;
+    the caller's RNG untouched)."""
+    from transformers import ViltConfig, ViltForImageAndTextRetrieval
+
+    from capkit.models.runtime import seeded
+    config = ViltConfig(vocab_size=vocab_size, hidden_size=cfg.hidden,
+                        num_hidden_layers=cfg.layers, num_attention_heads=cfg.heads,
+                        intermediate_size=4 * cfg.hidden, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0, image_size=cfg.image_size,
+                        patch_size=cfg.patch, max_position_embeddings=cfg.context,
+                        max_image_length=-1, pad_token_id=0)
+    with seeded(seed):
+        return ViltForImageAndTextRetrieval(config)
+
+
+def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None,
+                preprocess: ImagePreprocess = PREPROCESS) -> str:
+    """Write the Hugging Face folder (each file atomically; bytes fixed by weights + ``meta``);
+    returns ``checkpoint_sha256(folder)``. ``meta`` goes to ``world_vilt.json`` (see
+    ``capkit.models.world_clip.save_folder`` for why not the safetensors header)."""
+    import tempfile
+
+    from safetensors.torch import save
+
+    from capkit.cache_files import write_atomic
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    pre = {"size": {"shortest_edge": preprocess.size}, "resample": 3, "do_normalize": True,
+           "image_mean": list(preprocess.mean), "image_std": list(preprocess.std)}
+    files = {"model.safetensors": save(tensors, metadata={"format": "pt"}),
+             META: json.dumps(meta or {}, indent=1, sort_keys=True).encode(),
+             "config.json": model.config.to_json_string(use_diff=True).encode("utf-8"),
+             "preprocessor_config.json": json.dumps(pre, indent=1, sort_keys=True).encode()}
+    with tempfile.TemporaryDirectory() as tmp:
+        tokenizer.save_pretrained(tmp)
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            files[name] = Path(tmp, name).read_bytes()
+    for name, data in sorted(files.items()):
+        write_atomic(folder / name, lambda f, data=data: f.write(data))
+    return checkpoint_sha256(folder)
+
+
+def checkpoint_sha256(folder: str | Path, files=FILES) -> str:
+    """One digest of a folder: sha256 over each file's name and sha256 (``files``)."""
+    folder = Path(folder)
+    missing = [n for n in files if not (folder / n).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder} is not a world-ViLT folder (missing {missing}); make "
+                                "one with `capkit train world-vilt --out FOLDER`")
+    digest = hashlib.sha256()
+    for name in files:
+        digest.update(f"{name}\0{hashlib.sha256((folder / name).read_bytes()).hexdigest()}\n"
+                      .encode())
+    return digest.hexdigest()
+
+
+def read_meta(folder: str | Path) -> dict:
+    """The recipe that made a world checkpoint (``world_vilt.json``)."""
+    return json.loads((Path(folder) / META).read_text(encoding="utf-8"))
+
+
+class VisionTextEncoder:
+    """A loaded ViLT-style model with its tokenizer and preprocessing (see the module docstring).
+
+    ``normal_form``: read texts as ``capkit.transforms`` words (world models); ``signature``:
+    printed in every score made with it."""
+
+    def __init__(self, model, tokenizer, preprocess: ImagePreprocess, signature: str, *,
+                 normal_form: bool = False, device: str | None = None):
+        from capkit.models.runtime import resolve_device
+        self.device = resolve_device(device)
+        self.model = model.to(self.device).eval()
+        self.tokenizer, self.preprocess, self.signature = tokenizer, preprocess, signature
+        self.normal_form = normal_form
+        self.num_layers = model.config.num_hidden_layers
+        self.context = model.config.max_position_embeddings
+
+    def texts(self, texts: list[str]) -> list[str]:
+        if not self.normal_form:
+            return list(texts)
+        from capkit.text import ptb_tokenize          # = capkit.transforms.normalise
+        out = ptb_tokenize(list(texts))
+        empty = [i for i, t in enumerate(out) if not t.strip()]
+        if empty:
+            raise ValueError(f"{len(empty)} caption(s) have no words after tokenisation (empty "
+                             f"or punctuation only; first at positions {empty[:5]}); remove them")
+        return [" ".join(t.split()) for t in out]
+
+    def encode_text(self, texts: list[str]) -> dict:
+        enc = self.tokenizer(self.texts(texts), padding=True, truncation=True,
+                             max_length=self.context, return_tensors="pt")
+        return {k: enc[k].to(self.device) for k in ("input_ids", "attention_mask")}
+
+    def pixels(self, images):                                               # (B, 3, H, W)
+        import torch
+        return torch.from_numpy(self.preprocess.batch(list(images))[0]).to(self.device)
+
+    def forward(self, text: dict, pixels, *, with_image: bool = True, hidden: bool = False):
+        """One pass over aligned texts and images (pixels: (B, 3, H, W)); ``with_image=False``
+        masks every image position out of attention."""
+        import torch
+        emb = image_embeddings(self.model.vilt, pixels)                     # (B, 1 + P, D)
+        mask = torch.full(emb.shape[:2], int(with_image), dtype=torch.long, device=emb.device)
+        return self.model(**text, image_embeds=emb, pixel_mask=mask,
+                          output_hidden_states=hidden)
+
+    def matching_logits(self, texts: list[str], images, batch_size: int = 128) -> np.ndarray:
+        """(N,) ``rank_output`` logit of each (text, image) pair."""
+        import torch
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(texts), batch_size):
+                res = self.forward(self.encode_text(texts[i:i + batch_size]),
+                                   self.pixels(images[i:i + batch_size]))
+                out.append(res.logits[:, 0].double().cpu().numpy())
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def token_states(self, texts: list[str], images, layer: int, *, with_image: bool = True,
+                     batch_size: int = 128) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per text, its (T_i,) token ids and (T_i, D) states at ``layer`` (1..num_layers),
+        the first and last positions and padding dropped (as ViLBERTScore's code does)."""
+        import torch
+        layer = self.check_layer(layer)
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(texts), batch_size):
+                text = self.encode_text(texts[i:i + batch_size])
+                res = self.forward(text, self.pixels(images[i:i + batch_size]),
+                                   with_image=with_image, hidden=True)
+                states = res.hidden_states[layer][:, :text["input_ids"].shape[1]]  # (B, T, D)
+                for ids, row, m in zip(text["input_ids"], states, text["attention_mask"]):
+                    n = int(m.sum())
+                    out.append((ids[1:n - 1].cpu().numpy(), row[1:n - 1].double().cpu().numpy()))
+        return out
+
+    def check_layer(self, layer: int) -> int:
+        if not isinstance(layer, (int, np.integer)) or not 1 <= layer <= self.num_layers:
+            raise ValueError(f"layer must be an integer from 1 to {self.num_layers} (the "
+                             f"encoder's layers), got {layer!r}")
+        return int(layer)
+
+
+def image_embeddings(vilt, pixels):
+    """(B, 1 + P, D) [CLS] + patch embeddings with (interpolated) position embeddings, patches
+    in raster order: ``ViltEmbeddings.visual_embed`` for unpadded images, without its RNG."""
+    import torch
+    from torch import nn
+    emb = vilt.embeddings
+    x = emb.patch_embeddings(pixels)                                        # (B, D, h, w)
+    b, d, h, w = x.shape
+    grid = emb.config.image_size // emb.config.patch_size
+    pos = emb.position_embeddings[:, 1:, :].transpose(1, 2).reshape(1, d, grid, grid)
+    if (h, w) != (grid, grid):
+        pos = nn.functional.interpolate(pos, size=(h, w), mode="bilinear", align_corners=True)
+    x = (x + pos).flatten(2).transpose(1, 2)                                # (B, P, D)
+    cls = (emb.cls_token + emb.position_embeddings[:, :1, :]).expand(b, -1, -1)
+    return emb.dropout(torch.cat([cls, x], dim=1))
+
+
+def load_world_vilt(folder: str | Path | None = None, *, device: str | None = None
+                    ) -> VisionTextEncoder:
+    """The shipped world-ViLT (or a folder written by ``capkit train world-vilt`` or
+    ``capkit train umic``); signature ``<name>@<sha12>~world``."""
+    folder = Path(folder).expanduser() if folder is not None else SHIPPED
+    sha = checkpoint_sha256(folder)
+    model, tokenizer = _from_pretrained(str(folder))
+    name = read_meta(folder).get("name", NAME)
+    return VisionTextEncoder(model, tokenizer, PREPROCESS, f"{name}@{sha[:12]}~world",
+                             normal_form=True, device=device)
+
+
+def load_vilt(name_or_path: str | Path, *, device: str | None = None) -> VisionTextEncoder:
+    """A ViLT checkpoint by hub name (downloads; e.g. ``dandelin/vilt-b32-finetuned-coco``) or
+    folder; a capkit world folder (with ``world_vilt.json``) loads as ``load_world_vilt``.
+    Images are resized to a square of the model's ``image_size`` (``ViltImageProcessor`` keeps
+    the aspect ratio and pads a batch; a square needs no pixel mask), with the folder's mean /
+    std (ViLT's 0.5 by default)."""
+    path = Path(str(name_or_path)).expanduser()
+    if (path / META).is_file():
+        return load_world_vilt(path, device=device)
+    model, tokenizer = _from_pretrained(str(name_or_path))
+    pre = _vilt_preprocess(path if path.is_dir() else None, model.config.image_size)
+    tag = (f"{path.name}@{_folder_sha(path)[:12]}" if path.is_dir() else
+           f"{name_or_path}@{getattr(model.config, '_commit_hash', None) or 'hub'}")
+    return VisionTextEncoder(model, tokenizer, pre, tag, device=device)
+
+
+NAMED = {"world-vilt": "world_vilt", "umic-world": "umic_world"}     # shipped folders
+
+
+def load_named(model: object = "world-vilt", *, device: str | None = None) -> VisionTextEncoder:
+    """A loaded encoder (returned unchanged), a shipped world checkpoint by name (``world-vilt``,
+    ``umic-world``), or a ViLT hub name / folder (``load_vilt``); loaded once per process."""
+    if isinstance(model, VisionTextEncoder):
+        return model
+    if not isinstance(model, (str, Path)):
+        raise TypeError("model must be a name (world-vilt, umic-world, a ViLT hub name), a "
+                        f"folder, or a VisionTextEncoder; got {type(model).__name__}")
+    return _load_cached(str(model), device)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_cached(name: str, device: str | None) -> VisionTextEncoder:
+    if name in NAMED:
+        return load_world_vilt(WEIGHTS_DIR / NAMED[name], device=device)
+    return load_vilt(name, device=device)
+
+
+def _from_pretrained(name: str):
+    from transformers import AutoTokenizer, ViltForImageAndTextRetrieval
+
+    from capkit.models.runtime import quiet_loading
+    with quiet_loading():
+        model = ViltForImageAndTextRetrieval.from_pretrained(name)
+        tokenizer = AutoTokenizer.from_pretrained(name)
+    return model, tokenizer
+
+
+def _vilt_preprocess(folder: Path | None, image_size: int) -> ImagePreprocess:
+    cfg = {}
+    if folder is not None and (folder / "preprocessor_config.json").is_file():
+        cfg = json.loads((folder / "preprocessor_config.json").read_text(encoding="utf-8"))
+    return ImagePreprocess(image_size, mean=tuple(cfg.get("image_mean", (0.5,) * 3)),
+                           std=tuple(cfg.get("image_std", (0.5,) * 3)), resize="square")
+
+
+def _folder_sha(folder: Path) -> str:
+    return checkpoint_sha256(folder, tuple(sorted(p.name for p in folder.iterdir()
+                                                  if p.is_file())))

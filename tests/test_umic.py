@@ -1,0 +1,173 @@
+"""UMIC (#14): the hinge loss, the seeded negatives of each type and their invariants, a short
+deterministic fine-tuning run, and the umic / umic_c metrics."""
+import dataclasses
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from capkit.training import umic as U
+from capkit.transforms import TransformContext
+from capkit.transforms.words import caption_words
+from capkit.world import describe
+from capkit.world.splits import split_scenes
+
+
+def test_hinge_loss_matches_the_formula_from_scratch():
+    rng = np.random.default_rng(0)
+    pos, neg = rng.random(4), rng.random((4, 5))
+    valid = rng.random((4, 5)) < 0.7
+    want = [max(0.0, 0.2 + neg[i, k] - pos[i]) for i in range(4) for k in range(5) if valid[i, k]]
+    got = U.hinge_loss(torch.tensor(pos), torch.tensor(neg), 0.2, torch.tensor(valid))
+    assert float(got) == pytest.approx(np.mean(want))
+    assert float(U.hinge_loss(torch.tensor(pos), torch.tensor(neg), 0.5)) == pytest.approx(
+        np.mean(np.maximum(0, 0.5 + neg - pos[:, None])))
+    assert float(U.hinge_loss(torch.ones(2), torch.zeros(2, 3))) == 0.0   # margin met
+
+
+@pytest.fixture(scope="module")
+def world():
+    data = U.world_data(40, seed=1, split="val")
+    kw = dict(tagger=U.world_keyword_tags, dictionary=U.world_keyword_dictionary())
+    return data, kw
+
+
+def _negs(world, seed):
+    data, kw = world
+    return U.umic_negatives(data.positives, data.image_ids, data.context, seed=seed, **kw)
+
+
+def test_negatives_are_seeded(world):
+    assert _negs(world, 3) == _negs(world, 3)
+    a, b = _negs(world, 3), _negs(world, 4)
+    assert any(a[t] != b[t] for t in U.NEGATIVE_TYPES)
+    assert set(a) == set(U.NEGATIVE_TYPES)
+
+
+def test_other_image_negatives_come_from_other_images(world):
+    data, _ = world
+    negs = _negs(world, 0)
+    owners: dict[str, set] = {}                  # one text can describe several scenes
+    for i, cs in enumerate(data.context.captions):
+        for c in cs:
+            owners.setdefault(c, set()).add(i)
+    for kind in ("random", "hard"):
+        for i, n in enumerate(negs[kind]):
+            assert n != data.positives[i] and owners[n] - {i}
+    top3 = data.context.neighbours()[:, :3]
+    for i, n in enumerate(negs["hard"]):
+        assert owners[n] & set(top3[i].tolist())
+
+
+def test_keyword_negatives_swap_keywords_for_same_tag_words(world):
+    data, _ = world
+    tags = U.world_keyword_tags(caption_words(data.positives))
+    for pos, neg, ts in zip(data.positives, _negs(world, 0)["keyword"], tags):
+        p, n = pos.split(), neg.split()
+        assert len(p) == len(n) and p != n
+        for a, b, t in zip(p, n, ts):
+            if a != b:
+                assert t and U.world_keyword_tags([[b]])[0][0] == t
+
+
+def test_order_and_repeat_remove_negatives(world):
+    data, _ = world
+    negs = _negs(world, 0)
+    for pos, neg in zip(data.positives, negs["order"]):
+        p, n = pos.split(), neg.split()
+        shuffled = Counter(p) == Counter(n)
+        it = iter(p)
+        dropped = len(n) < len(p) and all(w in it for w in n)          # a subsequence
+        assert shuffled or dropped
+        assert n != p or len(set(p)) == 1
+    for pos, neg in zip(data.positives, negs["repeat_remove"]):
+        assert neg != pos and set(neg.split()) <= set(pos.split())
+
+
+def test_world_negatives_that_are_still_true_are_masked(world):
+    data, _ = world
+    table, valid = U.epoch_negatives(data, data.positives, 0, U.SCHEDULES["tiny"], True)
+    from capkit.world.check import check
+    for i, row in enumerate(table):
+        for n, ok in zip(row, valid[i]):
+            assert ok == (n != data.positives[i] and not check(data.scenes[i], n).true)
+
+
+@pytest.fixture(scope="module")
+def backbone(tmp_path_factory):
+    from capkit.training.world_vilt import SCHEDULES, train_world_vilt
+    s = dataclasses.replace(SCHEDULES["tiny"], n_scenes=96, epochs=2, n_val=16)
+    return train_world_vilt("tiny", out=tmp_path_factory.mktemp("wv"), seed=0, schedule=s)
+
+
+@pytest.fixture(scope="module")
+def finetuned(backbone, tmp_path_factory):
+    s = dataclasses.replace(U.SCHEDULES["tiny"], n_scenes=64, epochs=2, n_val=16)
+    return [U.train_umic(backbone.path, out=tmp_path_factory.mktemp(f"u{k}"), seed=0,
+                         schedule=s) for k in range(2)]
+
+
+def test_fine_tuning_is_deterministic_and_starts_from_the_matching_head(finetuned, backbone):
+    from capkit.models.world_vilt import load_world_vilt, read_meta
+    a, b = finetuned
+    assert a.sha256 == b.sha256 and str(a.history) == str(b.history)     # nan at epoch 0
+    assert [h["epoch"] for h in a.history] == [0, 1, 2]
+    best = a.history[a.best_epoch]["val_loss"]
+    assert best == min(h["val_loss"] for h in a.history)
+    meta = read_meta(a.path)
+    assert meta["name"] == "umic-world" and meta["best_epoch"] == a.best_epoch
+    scenes = split_scenes("val", 2, seed=5)
+    texts, imgs = [describe(s, 1, 0)[0] for s in scenes], [s.render(64) for s in scenes]
+    start = load_world_vilt(backbone.path).matching_logits(texts, imgs)
+    from capkit.training.umic import world_data
+    val = world_data(16, 0, "val")
+    enc0 = load_world_vilt(backbone.path)
+    enc1 = load_world_vilt(a.path)
+    changed = not np.allclose(enc0.matching_logits(texts, imgs), enc1.matching_logits(texts, imgs))
+    assert changed == (a.best_epoch > 0) and len(val.positives) == 16 and np.isfinite(start).all()
+
+
+def test_umic_and_umic_c_metrics(finetuned, backbone):
+    from capkit.metrics.umic import umic, umic_c
+    from capkit.models.world_vilt import load_world_vilt
+    scenes = split_scenes("val", 3, seed=7)
+    cands = [describe(s, 1, 0)[0] for s in scenes]
+    imgs = [s.render(64) for s in scenes]
+    u = umic(cands, images=imgs, model=load_world_vilt(finetuned[0].path))
+    c = umic_c(cands, images=imgs, model=load_world_vilt(backbone.path))
+    assert u.metric == "umic" and c.metric == "umic_c"
+    assert np.allclose(u.per_caption, 1 / (1 + np.exp(-u.parts["logit"])))
+    assert ((0 < u.per_caption) & (u.per_caption < 1)).all()
+    assert "umic-world@" in u.signature and "world-vilt@" in c.signature
+    with pytest.raises(ValueError, match="pass images="):
+        umic(cands, model=load_world_vilt(backbone.path))
+
+
+def test_user_data_needs_every_image():
+    with pytest.raises(ValueError, match="have no image"):
+        U.user_data({"a": ["x y"], "b": ["z w"]}, {"a": None})
+    ctx = U.user_data({"a": ["A dog runs."], "b": ["a cat"]}, {"a": 1, "b": 2})
+    assert ctx.positives == ["a dog runs", "a cat"] and isinstance(ctx.context, TransformContext)
+
+
+def test_shipped_checkpoints_load_and_the_registered_metrics_run():
+    from capkit.data.world import load_world_foil
+    from capkit.metrics import resolve
+    from capkit.models.world_vilt import SHIPPED, WEIGHTS_DIR, checkpoint_sha256, read_meta
+    fine = WEIGHTS_DIR / "umic_world"
+    want = f"world-vilt@{checkpoint_sha256(SHIPPED)[:12]}~world"
+    assert read_meta(fine)["backbone_signature"] == want
+    foil = load_world_foil(n_scenes=4)
+    images = [foil.image_loader(k) for k in foil.images]
+    fns = resolve(["umic_world", "umic_c_world"])
+    u = fns["umic_world"].function(foil.caption_a, images=images)
+    c = fns["umic_c_world"].function(foil.caption_a, images=images)
+    assert f"umic-world@{checkpoint_sha256(fine)[:12]}" in u.signature
+    assert "world-vilt@" in c.signature and not np.allclose(u.per_caption, c.per_caption)
+
+
+def test_compare_passes_the_world_images_to_image_metrics():
+    from capkit.meta_eval import compare
+    res = compare("umic_world", "umic_c_world", "world_foil", n_boot=20, seed=0)
+    assert np.isfinite(res.difference) and res.low <= res.difference <= res.high

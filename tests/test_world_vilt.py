@@ -1,0 +1,135 @@
+"""world-ViLT (#14): deterministic pre-training, the HF folder round trip, the image / masked-image
+paths, and the online loading path for a named ViLT checkpoint on a small config (no download)."""
+import dataclasses
+import hashlib
+
+import numpy as np
+import pytest
+import torch
+
+from capkit.models import world_vilt as W
+from capkit.world import describe
+from capkit.world.splits import split_scenes
+
+QUICK = dict(n_scenes=96, epochs=2, batch_size=32, warmup=2, n_val=24)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    from capkit.training.world_vilt import SCHEDULES, train_world_vilt
+    schedule = dataclasses.replace(SCHEDULES["tiny"], **QUICK)
+    return [train_world_vilt("tiny", out=tmp_path_factory.mktemp(f"run{k}"), seed=0,
+                             schedule=schedule) for k in range(2)]
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    return split_scenes("val", 4, seed=3)
+
+
+def _files(folder):
+    return {n: hashlib.sha256((folder / n).read_bytes()).hexdigest() for n in W.FILES}
+
+
+def test_short_pretraining_is_deterministic_byte_for_byte(trained):
+    a, b = trained
+    assert a.sha256 == b.sha256 == W.checkpoint_sha256(a.path)
+    assert _files(a.path) == _files(b.path)
+    assert W.read_meta(a.path)["command"].startswith("capkit train world-vilt")
+
+
+def test_pretraining_reports_finite_losses_and_accuracies(trained):
+    for h in trained[0].history:
+        assert np.isfinite(h["itm_loss"]) and np.isfinite(h["mlm_loss"])
+        assert 0.0 <= h["foil_all"] <= 1.0
+
+
+def test_pretraining_does_not_touch_the_global_rng(tmp_path):
+    from capkit.training.world_vilt import SCHEDULES, train_world_vilt
+    torch.manual_seed(123)
+    want = torch.rand(3)
+    torch.manual_seed(123)
+    train_world_vilt("tiny", seed=0, schedule=dataclasses.replace(SCHEDULES["tiny"],
+                                                                  n_scenes=32, n_val=8))
+    assert torch.equal(torch.rand(3), want)
+
+
+def test_round_trip_gives_identical_logits(trained, scenes):
+    from capkit.training.world_vilt import pixels, run, tokens
+    r = trained[0]
+    enc = W.load_world_vilt(r.path)
+    texts = [describe(s, n=1, seed=0)[0] for s in scenes]
+    images = [s.render(64) for s in scenes]
+    with torch.no_grad():
+        want = run(r.model, tokens(r.tokenizer, enc.texts(texts)), pixels(images)).logits[:, 0]
+    assert np.allclose(enc.matching_logits(texts, images), want.double().numpy(), atol=1e-6)
+    assert enc.signature == f"world-vilt@{r.sha256[:12]}~world"
+
+
+def test_patch_embedding_matches_vilts_own_up_to_patch_order(trained, scenes):
+    """ViLT's visual_embed permutes the patches at random; sorted rows must agree with ours."""
+    vilt = trained[0].model.vilt
+    px = W.PREPROCESS.batch([s.render(64) for s in scenes])[0]
+    px = torch.from_numpy(px)
+    with torch.no_grad(), torch.random.fork_rng():
+        full = torch.ones(len(px), 64, 64, dtype=torch.long)
+        theirs, _, _ = vilt.embeddings.visual_embed(px, full, max_image_length=-1)
+        ours = W.image_embeddings(vilt, px)
+    assert theirs.shape == ours.shape
+    for a, b in zip(theirs, ours):
+        assert torch.allclose(a[0], b[0])
+        assert torch.allclose(a[1:].sort(dim=0).values, b[1:].sort(dim=0).values, atol=1e-6)
+
+
+def test_the_image_changes_token_states_and_masking_removes_it(trained, scenes):
+    enc = W.load_world_vilt(trained[0].path)
+    text = [describe(scenes[0], n=1, seed=0)[0]] * 2
+    images = [scenes[0].render(64), scenes[1].render(64)]
+    (ids_a, a), (ids_b, b) = enc.token_states(text, images, enc.num_layers)
+    assert np.array_equal(ids_a, ids_b) and not np.allclose(a, b, atol=1e-4)
+    (_, c), (_, d) = enc.token_states(text, images, enc.num_layers, with_image=False)
+    assert np.array_equal(c, d)
+
+
+def test_token_states_drop_bos_eos_and_padding(trained, scenes):
+    enc = W.load_world_vilt(trained[0].path)
+    short, long = "a red circle", describe(scenes[0], n=1, seed=0)[0] + " and a blue square"
+    img = scenes[0].render(64)
+    (ids_alone, alone), = enc.token_states([short], [img], 1)
+    (ids_batch, batched), _ = enc.token_states([short, long], [img, img], 1)
+    assert len(ids_alone) == 3 and np.array_equal(ids_alone, ids_batch)
+    assert np.allclose(alone, batched, atol=1e-5)
+    with pytest.raises(ValueError, match="layer must be an integer from 1"):
+        enc.token_states([short], [img], enc.num_layers + 1)
+
+
+def _small_vilt_folder(tmp_path, trained):
+    """A folder as `save_pretrained` writes a hub ViLT (no capkit recipe): the online path."""
+    from transformers import ViltConfig, ViltForImageAndTextRetrieval
+    config = ViltConfig(vocab_size=len(trained[0].tokenizer), hidden_size=32,
+                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                        image_size=32, patch_size=16, max_position_embeddings=40)
+    torch.manual_seed(0)
+    ViltForImageAndTextRetrieval(config).save_pretrained(tmp_path)
+    trained[0].tokenizer.save_pretrained(tmp_path)
+    return tmp_path
+
+
+def test_online_loading_path_on_a_small_config(tmp_path, trained, scenes):
+    folder = _small_vilt_folder(tmp_path, trained)
+    enc = W.load_vilt(folder)
+    assert not enc.normal_form and enc.preprocess.size == 32 and enc.preprocess.resize == "square"
+    assert enc.signature.startswith(f"{folder.name}@")
+    logits = enc.matching_logits(["a red circle ."], [scenes[0].render(100)])
+    assert logits.shape == (1,) and np.isfinite(logits).all()
+    (_, states), = enc.token_states(["a red circle"], [scenes[0].render(100)], 2)
+    assert states.shape == (3, 32)
+
+
+def test_world_folders_and_bad_names_give_clear_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="capkit train world-vilt"):
+        W.load_world_vilt(tmp_path)
+    with pytest.raises(ValueError, match="unknown world-ViLT preset"):
+        W.get_config("huge")
+    with pytest.raises(TypeError, match="model must be a name"):
+        W.load_named(3)
