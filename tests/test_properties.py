@@ -30,7 +30,8 @@ SPECS = {s.name: s for s in capkit.metrics.registered()
 EXAMPLES = {"bertscore": 2, "meteor": 8, "spice_lite": 6, "i2ce": 8, "i2ce_mean": 6,
             "mean_glove": 12}
 DEFAULT = 25
-MODEL_TOLERANCE = {"bertscore": 1e-6, "i2ce": 1e-6, "i2ce_mean": 1e-6}  # batch-shape float noise
+MODEL_TOLERANCE = {"bertscore": 1e-6, "i2ce": 1e-6, "i2ce_mean": 1e-6,   # batch-shape float noise
+                   "leic": 1e-6, "leic_no_da": 1e-6, "leic_rc": 1e-6}
 
 
 def _settings(name: str):

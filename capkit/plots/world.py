@@ -37,3 +37,21 @@ def scene_grid(scenes: Sequence, captions: Sequence[Sequence[str]] | None = None
             text = "\n".join(textwrap.fill(c, width) for c in captions[k])
             ax.text(0.0, -0.04, text, transform=ax.transAxes, va="top", fontsize=fontsize)
     return axes
+
+
+def checked_scene(scene, caption: str, *, image_size: int = 96, ax=None):
+    """``scene`` drawn, titled with the verdict of ``check(scene, caption)``; the full record is
+    printed under it (what notebook 10's checker widget shows). Returns the axes."""
+    import matplotlib.pyplot as plt
+
+    from capkit.world import check
+    record = check(scene, caption)
+    verdict = ("not grammatical" if not record.grammatical else
+               f"{'TRUE' if record.true else 'FALSE'}, covers {record.coverage:.0%} of the objects")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(2.6, 2.9))
+    ax.imshow(scene.render(image_size))
+    ax.axis("off")
+    ax.set_title(verdict, fontsize=9)
+    print(record)
+    return ax
