@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.capkit-installed
 SHARED ?= ../shared/data
 
-.PHONY: setup data demo test test-browser test-fast bench-speed clean notebooks
+.PHONY: setup data demo test test-browser test-fast bench-speed clean notebooks student
 
 setup: $(STAMP)
 
@@ -46,6 +46,11 @@ notebooks: setup
 	for nb in $(NB); do CAPKIT_PROGRESS=0 $(VENV)/bin/jupyter nbconvert --to notebook --execute \
 	  --inplace --ExecutePreprocessor.timeout=1200 --ExecutePreprocessor.record_timing=False \
 	  $$nb || exit 1; done
+
+# the course lab: student notebooks (solutions replaced by NotImplementedError stubs, outputs
+# cleared) in student/, and the answer key notebooks/solutions/NN_*.py, from the same notebooks
+student: setup
+	$(PY) -m capkit student --notebooks notebooks --out student
 
 bench-speed: data
 	$(PY) -m capkit bench-speed

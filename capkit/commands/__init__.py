@@ -14,4 +14,5 @@ COMMANDS = {
     "robustness": ("robustness", "robustness of metrics to pathological captions (AUC of the "
                    "normalised score over the transformation strength)"),
     "train": ("train", "train a learned metric's model and write its checkpoint"),
+    "student": ("student", "write the notebooks' student versions and their answer key"),
 }

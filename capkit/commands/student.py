@@ -1,0 +1,26 @@
+"""`capkit student`: the student versions of the notebooks and their answer key (`make student`)."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub) -> None:
+    p = sub.add_parser("student", help="write the notebooks' student versions (solutions "
+                       "stripped by nbgrader) and the answer key")
+    p.add_argument("--notebooks", default="notebooks", help="the instructors' notebooks")
+    p.add_argument("--out", default="student", help="folder for the student notebooks")
+    p.add_argument("--solutions", default=None,
+                   help="folder for the answer key (default: NOTEBOOKS/solutions)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from capkit.course.student import build_student, write_answer_keys
+    notebooks = build_student(args.notebooks, args.out)
+    keys = write_answer_keys(args.notebooks, args.solutions or Path(args.notebooks) / "solutions")
+    print(f"{len(notebooks)} student notebooks in {args.out}/ (solutions replaced by "
+          f"NotImplementedError stubs, outputs cleared)")
+    print(f"{len(keys)} answer keys: " + ", ".join(str(k) for k in keys))
+    return 0

@@ -1,0 +1,133 @@
+"""The course lab's exercises (#15): the check helpers, the student versions, the answer keys.
+
+The solutions themselves are checked by nbval: every check cell of the committed (instructors')
+notebooks is a ``# NBVAL_CHECK_OUTPUT`` cell whose stored output says "correct", so
+``make test`` fails when a solution stops matching the library. Here: the machinery, the house
+pattern in every notebook, the answer keys in sync, and a student version that still runs.
+"""
+import ast
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from capkit.course import check, check_value
+from capkit.course.student import answer_key, build_student, exercise_cells
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHECK_CALL = re.compile(r"\bcheck(_value)?\(")
+
+
+# --- check() and check_value(): one line, never an exception --------------------------------
+
+def _add(a, b):
+    return a + b
+
+
+def test_check_reports_correct(capsys):
+    result = check("0.1 add", _add, lambda a, b: a + b, [(1, 2), (0.1, 0.2)])
+    assert result.done and result.passed and bool(result)
+    assert capsys.readouterr().out == "✓ Exercise 0.1 add: correct on 2 cases, equal to the library\n"
+
+
+def test_check_reports_a_stub_as_not_done(capsys):
+    def add(a, b):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+    result = check("0.1 add", add, _add, [(1, 2)])
+    assert not result.done and not result.passed
+    assert "not done yet: write the body of `add`" in capsys.readouterr().out
+
+
+def test_check_shows_the_first_differing_case_without_raising(capsys):
+    result = check("0.1 add", lambda a, b: a - b, _add, [(1, 0), (1, 2)], against="a + b")
+    out = capsys.readouterr().out
+    assert result.done and not result.passed
+    assert "case 2 of 2 differs from a + b: yours -1, expected 3 (input (1, 2))" in out
+
+
+def test_check_reports_the_students_exception(capsys):
+    result = check("0.1 add", lambda a, b: a / 0, _add, [(1, 2)])
+    assert not result.passed and "raised ZeroDivisionError" in capsys.readouterr().out
+
+
+def test_check_compares_nested_values_with_tolerance():
+    assert check("t", lambda: {"p": [1.0, 2.0 + 1e-12]}, lambda: {"p": [1.0, 2.0]}, [()])
+    assert not check("t", lambda: {"p": [1.0, 2.1]}, lambda: {"p": [1.0, 2.0]}, [()])
+    assert not check("t", lambda: {"q": 1}, lambda: {"p": 1}, [()])
+    assert check("t", lambda: "a b", lambda: "a b", [()])
+    assert not check("t", lambda: [1, 2], lambda: [1, 2, 3], [()])
+
+
+def test_check_needs_cases():
+    with pytest.raises(ValueError, match="at least one case"):
+        check("t", _add, _add, [])
+
+
+def test_check_value(capsys):
+    assert check_value("0.2 find", lambda: 3, lambda v: (v > 2, f"{v} > 2"))
+    def stub():
+        raise NotImplementedError()
+    assert not check_value("0.2 find", stub, lambda v: (True, "")).done
+    assert not check_value("0.2 find", lambda: 1, lambda v: (v > 2, f"{v} is not > 2"))
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "✓ Exercise 0.2 find: 3 > 2" and "not done yet" in out[1]
+    assert out[2] == "✗ Exercise 0.2 find: 1 is not > 2"
+
+
+# --- the student version and the answer key ----------------------------------------------------
+
+def _toy_notebook(folder: Path) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# toy"),
+        nbformat.v4.new_code_cell("# Exercise 9.1: add\ndef add(a, b):\n    \"\"\"a + b\"\"\"\n"
+                                  "    ### BEGIN SOLUTION\n    return a + b\n    ### END SOLUTION"),
+        nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nfrom capkit.course import check\n"
+                                  "check('9.1 add', add, lambda a, b: a + b, [(1, 2)])"),
+    ]
+    nb.cells[2].outputs = [nbformat.v4.new_output("stream", text="✓ correct\n")]
+    nb.cells[2].execution_count = 2
+    path = folder / "99_toy.ipynb"
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_student_version_stubs_the_solution_and_clears_outputs(tmp_path):
+    _toy_notebook(tmp_path / "src")
+    [out] = build_student(tmp_path / "src", tmp_path / "student")
+    nb = nbformat.read(out, as_version=4)
+    src = nb.cells[1].source
+    assert "return a + b" not in src and "BEGIN SOLUTION" not in src
+    assert "    # YOUR CODE HERE\n    raise NotImplementedError()" in src
+    assert src.startswith("# Exercise 9.1: add\ndef add(a, b):")
+    assert all(not c.get("outputs") and c.get("execution_count") is None
+               for c in nb.cells if c.cell_type == "code")
+
+
+def test_student_version_runs_and_the_check_says_not_done(tmp_path):
+    from nbclient import NotebookClient
+    _toy_notebook(tmp_path / "src")
+    [out] = build_student(tmp_path / "src", tmp_path / "student")
+    nb = nbformat.read(out, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    assert "not done yet" in nb.cells[2].outputs[0]["text"]
+
+
+def test_student_build_refuses_to_overwrite_the_source(tmp_path):
+    _toy_notebook(tmp_path)
+    with pytest.raises(ValueError, match="overwrite the instructors' notebooks"):
+        build_student(tmp_path, tmp_path)
+    with pytest.raises(FileNotFoundError, match="no numbered notebooks"):
+        build_student(tmp_path / "empty", tmp_path / "out")
+
+
+def test_answer_key_holds_the_solutions_without_markers(tmp_path):
+    key = answer_key(_toy_notebook(tmp_path))
+    assert "# -------------------- Exercise 9.1 --------------------" in key
+    assert "return a + b" in key and "BEGIN SOLUTION" not in key
+    ast.parse(key)
