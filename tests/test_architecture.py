@@ -13,11 +13,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "capkit"
 # layer of each top-level name under capkit/ (packages and modules alike)
 LAYERS = {
     "scores": 0, "text": 0, "report": 0, "progress": 0, "caption_files": 0, "cache_files": 0,
-    "course": 0,
     "data": 1, "models": 1, "world": 1,
     "metrics": 2,
     "transforms": 3, "diversity": 3, "meta_eval": 3, "robustness": 3, "systems": 3, "speed": 3,
-    "plots": 3, "compat": 3, "torchmetrics": 3,
+    "plots": 3, "compat": 3, "torchmetrics": 3, "course": 3,
     "training": 4,
     "commands": 5, "cli": 5, "__main__": 5,
 }

@@ -76,7 +76,7 @@ def caption_map(coords: np.ndarray, groups: Sequence | None = None, ax=None, *,
         ax.scatter(uniq[:, 0], uniq[:, 1], s=30 * counts, color=f"C{gi % 10}", alpha=0.7,
                    label=str(g))
     for i, text in enumerate(labels or []):
-        ax.annotate(text, coords[i], fontsize=7, textcoords="offset points", xytext=(3, 3))
+        ax.annotate(text, coords[i], fontsize=8, textcoords="offset points", xytext=(3, 3))
     ax.set_xticks([])
     ax.set_yticks([])
     return ax
@@ -119,7 +119,7 @@ def latent_semantics(captions: Sequence[str], axes=None, *, document_frequency=N
                              tokenizer=tokenizer)
     radar(lsa.coords, axes[0], title="LSA (stop words removed)")
     radar(kern.coords, axes[1], captions=captions, title="Self-CIDEr kernel")
-    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.15, 0.5))
+    axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.15, 0.5))
     return axes
 
 
@@ -132,7 +132,7 @@ def kernel_heatmap(kernel: np.ndarray, ax=None, *, title: str = "caption kernel 
     if m <= 12:
         for i in range(m):
             for j in range(m):
-                ax.text(j, i, f"{kernel[i, j]:.1f}", ha="center", va="center", fontsize=7,
+                ax.text(j, i, f"{kernel[i, j]:.1f}", ha="center", va="center", fontsize=8,
                         color="w" if kernel[i, j] < kernel.max() / 2 else "k")
     ax.set_xticks(range(m))
     ax.set_yticks(range(m))

@@ -78,7 +78,7 @@ def intrinsic_map(texts: Sequence[str], vectors: np.ndarray, ax=None, *,
         ax.scatter(xy[idx, 0], xy[idx, 1], label=g or None, s=25)
     for (px, py), t in zip(xy, texts):
         ax.annotate(textwrap.shorten(t, width), (px, py), textcoords="offset points",
-                    xytext=(3, 3), fontsize=7)
+                    xytext=(3, 3), fontsize=8)
     if groups is not None:
         ax.legend(fontsize=8, loc="best")
     ax.set_xlabel("principal component 1")

@@ -31,7 +31,7 @@ def robustness_curves(result, transform: str, ax=None, *, metrics: Sequence[str]
     ax.set_xlim(0, 100)
     ax.set_ylim(bottom=0)
     if legend:
-        ax.legend(fontsize=7, title="metric (AUC)", title_fontsize=7)
+        ax.legend(fontsize=8, title="metric (AUC)", title_fontsize=8)
     return ax
 
 
