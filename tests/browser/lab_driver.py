@@ -31,6 +31,20 @@ HOW_TO_GET = ("no Chromium found: install Debian's package (`sudo apt-get instal
               "`pip install -e \".[browser]\"` (make test-browser does that)")
 ERROR_TEXT = re.compile(r"Traceback \(most recent call last\)|^\w*(Error|Exception): ", re.M)
 REPR_TEXT = re.compile(r"interactive\(children=|<Axes[:>]|<Figure size|<matplotlib\.")
+# a cell running longer than this must show progress (#20); CAPKIT_SILENT_LIMIT to change it
+SILENT_LIMIT = float(os.environ.get("CAPKIT_SILENT_LIMIT", "10"))
+# the cell that runs now (the first "[*]" in the page: cells run in order, the rest wait) and
+# whether it shows progress: a progress bar (tqdm's notebook bar is an ipywidgets progress
+# widget), a <progress> element, or a text bar ("37%|###")
+RUNNING_CELL = """() => {
+  const cells = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')];
+  const i = cells.findIndex(c => (c.querySelector('.jp-InputPrompt')?.innerText || '').includes('*'));
+  if (i < 0) return null;
+  const c = cells[i];
+  const bar = c.querySelector('.widget-hprogress, .widget-vprogress, .widget-progress, progress, [role=progressbar]') !== null
+    || /\\d+%\\|/.test(c.querySelector('.jp-OutputArea')?.innerText || '');
+  return [i, bar, (c.querySelector('.jp-InputArea')?.innerText || '').slice(0, 80)];
+}"""
 
 
 def chromium() -> str:
@@ -116,6 +130,8 @@ class NotebookReport:
     dead_widgets: list[str] = field(default_factory=list)    # moving a control changed nothing
     figures_expected: int = 0                                # image outputs stored in the file
     figures_shown: int = 0                                   # images drawn in the page
+    silent: list[str] = field(default_factory=list)          # long cells with no progress shown
+    cell_seconds: dict[int, float] = field(default_factory=dict)  # run time of each cell
     console: list[str] = field(default_factory=list)         # browser console errors
     screenshots: list[str] = field(default_factory=list)
 
@@ -124,6 +140,7 @@ class NotebookReport:
         out += [f"stray text: {r}" for r in self.reprs]
         out += [f"widget does not react: {w}" for w in self.dead_widgets]
         out += [f"browser console: {c[:300]}" for c in self.console]
+        out += [f"no progress shown: {s}" for s in self.silent]
         if self.executed != self.cells:
             out.append(f"{self.executed} of {self.cells} code cells ran")
         if self.figures_shown < self.figures_expected:
@@ -160,7 +177,7 @@ def run_notebook(browser, base: str, token: str, relpath: str, out_dir: Path,
                            ".some(p => /\\d/.test(p.innerText))", timeout=30_000)
     start = time.monotonic()
     _menu(page, "Run", "runmenu:run-all")
-    _wait_done(page, timeout)
+    _wait_done(page, timeout, report)
     report.seconds = time.monotonic() - start
     _inspect(page, report)
     _move_widgets(page, report, widget_timeout)
@@ -189,11 +206,33 @@ def _wait_idle(page, timeout: float) -> None:
         "?.innerText || bar); }", timeout=timeout * 1000)
 
 
-def _wait_done(page, timeout: float) -> None:
-    """Until every code cell shows ``[n]:`` (or an error stopped the run) and the kernel idles."""
+def _wait_done(page, timeout: float, report: NotebookReport | None = None) -> None:
+    """Until every code cell shows ``[n]:`` (or an error stopped the run) and the kernel idles.
+
+    Meanwhile, every half second: which cell runs, for how long, and whether it has shown
+    progress; a cell that ran longer than ``SILENT_LIMIT`` seconds without any goes in
+    ``report.silent`` (the first cell's time includes the kernel's start, so it is exempt)."""
     deadline = time.monotonic() + timeout
-    time.sleep(1.0)
+    current, since, shown, source = None, time.monotonic(), False, ""
+
+    def close(now: float) -> None:
+        if current is None or report is None:
+            return
+        report.cell_seconds[current] = round(now - since, 1)
+        if now - since > SILENT_LIMIT and not shown and current > 0:
+            report.silent.append(f"code cell {current + 1} ran {now - since:.0f} s: {source!r}")
+
     while time.monotonic() < deadline:
+        running = page.evaluate(RUNNING_CELL)
+        now = time.monotonic()
+        if (running[0] if running else None) != current:
+            close(now)
+            current, since, shown = (running[0], now, False) if running else (None, now, False)
+            source = running[2] if running else ""
+        if running:
+            shown = shown or running[1]
+            time.sleep(0.5)
+            continue
         prompts = [p.strip() for p in _prompts(page)]
         running = any("*" in p for p in prompts)
         if not running:

@@ -59,9 +59,13 @@ HEALTHY = [
     "interact(lambda k: print('k squared is', k * k), k=(0, 5));",
     "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(2, 2))\n"
     "ax.plot([0, 1], [1, 0]);\nplt.show()",
+    # a long cell with a bar (capkit.progress: "auto" shows tqdm's notebook bar in a kernel)
+    "import time\nfrom capkit.progress import bar\n"
+    "for _ in bar(range(12), desc='work'):\n    time.sleep(1)",
 ]
 BROKEN = [
     "from ipywidgets import interact",
+    "import time\ntime.sleep(12)",                             # a long cell with no progress
     "interact(lambda k: print('always the same'), k=(0, 5));",      # moving k changes nothing
     "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(2, 2))\nax",  # stray repr
     "raise RuntimeError('a cell that fails')",
@@ -80,7 +84,8 @@ def _notebook(folder: Path, name: str, cells: list[str]) -> str:
 
 def test_the_check_catches_a_broken_notebook(browser, tmp_path):
     """The same check on two small notebooks: it passes the healthy one and names every fault
-    planted in the broken one (a widget that does not react, a stray repr, a failing cell)."""
+    planted in the broken one (a widget that does not react, a stray repr, a failing cell, a
+    12-second cell without progress)."""
     healthy = _notebook(tmp_path, "healthy.ipynb", HEALTHY)
     broken = _notebook(tmp_path, "broken.ipynb", BROKEN)
     with lab_server(tmp_path) as (base, token):
@@ -92,3 +97,4 @@ def test_the_check_catches_a_broken_notebook(browser, tmp_path):
     assert bad.widgets == 1 and "widget 1: slider one step right changed nothing" in problems
     assert "stray text: <Axes" in problems
     assert "cell error:" in problems and "a cell that fails" in problems
+    assert "no progress shown: code cell 2 ran 1" in problems and "time.sleep(12)" in problems
