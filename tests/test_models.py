@@ -216,8 +216,11 @@ def test_resize_rules_keep_the_aspect_ratio():
 def test_image_files_are_found_by_id_including_coco_names(tmp_path):
     (tmp_path / "image1.jpg").write_bytes(b"x")
     (tmp_path / "COCO_val2014_000000000042.jpg").write_bytes(b"y")
-    found = find_image_files(["image1", "42"], tmp_path)
-    assert [p.name for p in found] == ["image1.jpg", "COCO_val2014_000000000042.jpg"]
+    (tmp_path / "COCO_train2014_000000000009.jpg").write_bytes(b"z")     # COCO 2014 train
+    (tmp_path / "000000000025.jpg").write_bytes(b"w")                    # COCO 2017
+    found = find_image_files(["image1", "42", "9", "25"], tmp_path)
+    assert [p.name for p in found] == ["image1.jpg", "COCO_val2014_000000000042.jpg",
+                                       "COCO_train2014_000000000009.jpg", "000000000025.jpg"]
     with pytest.raises(FileNotFoundError, match="have no image"):
         find_image_files(["image1", "7"], tmp_path)
     with pytest.raises(FileNotFoundError, match="does not exist"):

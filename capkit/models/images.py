@@ -122,7 +122,9 @@ def find_image_files(ids: Sequence[str], folder: str | Path) -> list[Path]:
     """The image file of each id in ``folder``.
 
     Looked up as ``<id>``, ``<id>.jpg`` (and .jpeg/.png/.webp/.bmp), and for numeric COCO ids
-    ``COCO_val2014_<12 digits>.jpg`` (capkit's COCO data keys images by ``str(image id)``).
+    the names COCO's own archives use: ``COCO_val2014_<12 digits>.jpg``,
+    ``COCO_train2014_<12 digits>.jpg`` (COCO 2014) and ``<12 digits>.jpg`` (COCO 2017); capkit's
+    COCO data keys images by ``str(image id)``.
     """
     folder = Path(folder).expanduser()
     if not folder.is_dir():
@@ -132,13 +134,15 @@ def find_image_files(ids: Sequence[str], folder: str | Path) -> list[Path]:
     for key in ids:
         names = [key] + [key + s for s in IMAGE_SUFFIXES]
         if key.isdigit():
-            names.append(f"COCO_val2014_{int(key):012d}.jpg")
+            names += [f"COCO_{split}2014_{int(key):012d}.jpg" for split in ("val", "train")]
+            names.append(f"{int(key):012d}.jpg")
         found = next((folder / n for n in names if (folder / n).is_file()), None)
         (out if found is not None else missing).append(found or key)
     if missing:
         raise FileNotFoundError(
             f"{len(missing)} of {len(ids)} ids have no image in {folder} (first: {missing[:5]}); "
-            "name the files <id>.jpg (or COCO_val2014_<12 digits>.jpg for COCO ids), or score "
+            "name the files <id>.jpg (COCO ids may keep COCO's names: COCO_train2014_ or "
+            "COCO_val2014_<12 digits>.jpg, or <12 digits>.jpg), or score "
             "only the ids whose images you have")
     return out
 
