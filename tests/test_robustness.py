@@ -121,6 +121,11 @@ def test_errors_say_what_to_do(coco):
         robustness(small, ["bleu_1"], ["XX"])
     with pytest.raises(ValueError, match="unknown robustness dataset"):
         dataset_references("coco")
+    # an image metric: said before any work, with where to study it instead (was: a hint to a
+    # --images flag that the robustness command uses for an image count)
+    for name in ("umic_world", "clipscore", "vilbertscore_world"):
+        with pytest.raises(ValueError, match=f"{name} score captions against images.*world_foil"):
+            robustness(small, ["bleu_1", name], ["WP"])
 
 
 def test_area_under_curve_of_a_line():

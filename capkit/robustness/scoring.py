@@ -37,6 +37,14 @@ def fix_references(metrics, references: Sequence[Sequence[str]],
     from capkit.metrics import resolve
     from capkit.metrics.inputs import tokenize
     specs = resolve(metrics)
+    seeing = [n for n, spec in specs.items() if spec.images or spec.scenes]
+    if seeing:
+        raise ValueError(
+            f"{', '.join(seeing)} score captions against images, and the robustness study scores "
+            "held-out text references against the other references with no images (the "
+            "robustness datasets have none offline): run it with text metrics; study an image "
+            "metric's robustness on the world benchmarks instead (capkit bench --benchmarks "
+            "world_foil), where each foil is one pathological edit of a true caption")
     refs = [list(r) for r in references]
     flat = tokenize([r for rs in refs for r in rs], "ptb")
     tokens, pos = [], 0
