@@ -131,3 +131,16 @@ def test_answer_key_holds_the_solutions_without_markers(tmp_path):
     assert "# -------------------- Exercise 9.1 --------------------" in key
     assert "return a + b" in key and "BEGIN SOLUTION" not in key
     ast.parse(key)
+
+
+def test_a_check_shows_nothing_more_in_a_notebook():
+    """A check cell ends in ``check(...)``: the kernel must not add the record's repr to the
+    line it printed (nbval does not honour a trailing semicolon, so the output would differ)."""
+    from nbclient import NotebookClient
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from capkit.course import check\ncheck('0.1 add', lambda a: a, lambda a: a, [(1,)])")]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    assert [o["output_type"] for o in nb.cells[0].outputs] == ["stream"]
+    assert nb.cells[0].outputs[0]["text"] == \
+        "✓ Exercise 0.1 add: correct on 1 cases, equal to the library\n"

@@ -31,6 +31,9 @@ class Check:
     def __bool__(self) -> bool:
         return self.passed
 
+    def _ipython_display_(self) -> None:
+        """Nothing: the check already printed its line (a check cell ends in ``check(...)``)."""
+
 
 def _same(got: Any, want: Any, rtol: float, atol: float) -> bool:
     """Equal up to floating-point tolerance, through nested mappings and sequences."""
