@@ -92,7 +92,7 @@ def answer_key(path: str | Path) -> str:
     head = (f'"""Solutions to the exercises of notebooks/{path.name}.\n\n'
             "Written by `make student` from the notebook's solution cells (the one source):\n"
             "edit the notebook, then run `make student`; tests/test_notebook_exercises.py fails\n"
-            'file and the notebook disagree.\n"""\n')
+            'when this file and the notebook disagree.\n"""\n')
     body = []
     for src in cells:
         title = _TITLE.search(src)
