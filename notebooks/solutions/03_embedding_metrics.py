@@ -1,39 +1,49 @@
 """Solutions to the exercises of notebooks/03_embedding_metrics.ipynb.
 
-    .venv/bin/python notebooks/solutions/03_embedding_metrics.py   # ~2-4 min on 2 cores
-
-(1) MEAN without stop-word removal, (2) BERTScore at MiniLM's last layer, (3) BERTScore with
-idf weights, each as Kendall tau with a 95% bootstrap interval. Measured (200 resamples):
-(1) Flickr8k-Expert 28.3 with NLTK stop words removed, 23.0 without; (2) 47.8 at layer 5,
-54.7 at layer 6.
+Written by `make student` from the notebook's solution cells (the one source):
+edit the notebook, then run `make student`; tests/test_notebook_exercises.py fails
+when this file and the notebook disagree.
 """
-from __future__ import annotations
 
 
-def main() -> None:
-    from capkit.meta_eval import benchmark
-    from capkit.metrics.bertscore import bertscore
-    from capkit.metrics.mean_glove import mean_glove
+# -------------------- Exercise 3.1 --------------------
+# Exercise 3.1: MEAN from GloVe vectors
+def mean_score(candidate, references):
+    """MEAN of one candidate: mean over references of cos(centroid(candidate), centroid(ref))."""
+    def centroid(text):
+        words = content_words(text, glove.index, NLTK_ENGLISH)
+        if not words:
+            return np.zeros(glove.dim)                   # no content word: cosine 0
+        v = np.mean([glove.vector(w) for w in words], axis=0)
+        return v / np.linalg.norm(v)
 
-    # (1) stop words: the paper removes NLTK's; keeping them pulls every centroid towards
-    # "a", "the", "is" and makes unrelated captions look alike
-    res = benchmark({"mean_nltk": mean_glove,
-                     "mean_no_stopwords_removed": lambda c, r: mean_glove(c, r, stopwords="none")},
-                    "flickr8k_expert", n_boot=200)
-    print(res.table())
-    # (2) layer 6 of all-MiniLM-L6-v2 is the one its sentence-similarity training shaped
-    res = benchmark({f"bertscore_layer{k}": (lambda c, r, k=k: bertscore(c, r, layer=k,
-                                                                          cache=True))
-                     for k in (5, 6)}, "flickr8k_expert", n_boot=200)
-    print(res.table())
-    # (3) idf weights from the scored references (one document per candidate-reference pair,
-    # as bert_score counts them); F is the same under multi_ref="max" and "best_f" (only P and R
-    # can differ), so the reference rule does not move this correlation
-    res = benchmark({"bertscore": lambda c, r: bertscore(c, r, cache=True),
-                     "bertscore_idf": lambda c, r: bertscore(c, r, idf=True, cache=True)},
-                    "thumb", n_boot=200)
-    print(res.table())
+    c = centroid(candidate)
+    return float(np.mean([c @ centroid(r) for r in references]))
 
 
-if __name__ == "__main__":
-    main()
+# -------------------- Exercise 3.2 --------------------
+# Exercise 3.2: BERTScore's greedy matching, with several references
+def bertscore_prf(candidate, references):
+    """[P, R, F] of BERTScore (MiniLM layer 5, no idf), each the maximum over the references."""
+    best = np.full(3, -np.inf)
+    for ref in references:
+        m = token_match(candidate, ref)
+        p = m.candidate_weights @ m.similarity.max(axis=1)   # each candidate token's best match
+        r = m.reference_weights @ m.similarity.max(axis=0)   # each reference token's best match
+        best = np.maximum(best, [p, r, 2 * p * r / (p + r)])
+    return best
+
+
+# -------------------- Exercise 3.3 --------------------
+# Exercise 3.3: CLIP-S and RefCLIP-S from the paper's equations
+def clip_scores(caption, references, image):
+    """(CLIP-S, RefCLIP-S) of one caption with the notebook's `clip` model (paper's definitions)."""
+    unit = lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)
+    c = unit(clip.embed_texts(["A photo depicts " + caption]).astype(float))[0]
+    v = unit(clip.embed_images([image]).astype(float))[0]
+    r = unit(clip.embed_texts(["A photo depicts " + x for x in references]).astype(float))
+    clip_s = 2.5 * max(float(c @ v), 0.0)
+    ref_cos = max(float((r @ c).max()), 0.0)
+    if clip_s + ref_cos == 0:
+        return clip_s, 0.0
+    return clip_s, 2 * clip_s * ref_cos / (clip_s + ref_cos)
