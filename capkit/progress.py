@@ -50,8 +50,15 @@ def enabled(progress: bool | str = "auto") -> bool:
 
 
 def bar(iterable=None, *, total: int | None = None, desc: str | None = None,
-        progress: bool | str = "auto", leave: bool = False, **options):
-    """A tqdm bar (the notebook widget in Jupyter, text on a terminal), or a disabled one."""
+        progress: bool | str = "auto", leave: bool | None = None, **options):
+    """A tqdm bar (the notebook widget in Jupyter, text on a terminal), or a disabled one.
+
+    ``leave=None`` keeps a finished bar in a Jupyter kernel (it shows the work was done, and
+    closing a notebook bar destroys its widget model, which JupyterLab may still be drawing: the
+    browser console then reports "widget model not found") and clears it on a terminal.
+    """
     from tqdm.auto import tqdm
+    if leave is None:
+        leave = _in_kernel()
     return tqdm(iterable, total=total, desc=desc, disable=not enabled(progress), leave=leave,
                 **options)
