@@ -281,8 +281,10 @@ def _move_one_control(page, box) -> str:
     if select.count():
         options = select.first.locator("option").all_inner_texts()
         if len(options) > 1:
-            select.first.select_option(index=1)
-            return f"dropdown -> {options[1]!r}"
+            # another option than the one shown (a widget may start on its second option)
+            index = 1 if select.first.evaluate("s => s.selectedIndex") != 1 else 0
+            select.first.select_option(index=index)
+            return f"dropdown -> {options[index]!r}"
     handle = box.locator(".noUi-handle, .ui-slider-handle")
     if handle.count():
         handle.first.focus()
