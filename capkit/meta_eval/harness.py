@@ -318,13 +318,15 @@ def _scenes(protocol: Protocol, data) -> tuple[list | None, str]:
 
 def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int = DEFAULT_N_BOOT,
             seed: int = 0, alternative: str = "greater",
-            tokenizer: str = "ptb") -> PairedComparison:
+            tokenizer: str = "ptb", progress: bool | str = "auto") -> PairedComparison:
     """Does ``metric_a`` agree with people better than ``metric_b`` on one benchmark?
 
     Paired bootstrap over images (see ``stats.paired_bootstrap``); the difference and its interval
-    are x 100 like the benchmark values.
+    are x 100 like the benchmark values. ``progress``: a bar over scoring each metric and the
+    bootstrap (``capkit.progress``).
     """
     from capkit.metrics import resolve
+    from capkit.progress import bar as progress_bar
     protocol = get_protocol(benchmark_name)
     fns = resolve([metric_a, metric_b])
     data = load_benchmark(protocol)
@@ -335,9 +337,17 @@ def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int =
         if paths is None:
             raise ValueError(f"{metric_a} / {metric_b} on {protocol.name}: {why}")
     scenes = _scenes(protocol, data)[0] if any(f.scenes for f in fns.values()) else None
-    scored = score_items(fns, candidates, references, protocol.name, tokenizer, paths, scenes)
-    (stat_a, groups, _), (stat_b, _, _) = [_row_stat(protocol, data, s, seed)
-                                           for s in scored.values()]
-    res = paired_bootstrap(stat_a, stat_b, groups, n_boot, seed, alternative=alternative)
+    scored = {}
+    with progress_bar(total=len(fns) + 1, desc="compare", progress=progress) as bar:
+        for name, spec in fns.items():          # one metric at a time, so the bar moves
+            bar.set_postfix_str(name)
+            scored.update(score_items({name: spec}, candidates, references, protocol.name,
+                                      tokenizer, paths, scenes))
+            bar.update()
+        (stat_a, groups, _), (stat_b, _, _) = [_row_stat(protocol, data, s, seed)
+                                               for s in scored.values()]
+        bar.set_postfix_str("paired bootstrap")
+        res = paired_bootstrap(stat_a, stat_b, groups, n_boot, seed, alternative=alternative)
+        bar.update()
     return PairedComparison(100 * res.difference, 100 * res.low, 100 * res.high, res.p_value,
                             res.alternative, res.method, res.n_boot)
