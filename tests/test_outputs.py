@@ -13,7 +13,8 @@ from capkit.commands.args import output_dir, output_file
 NOPE = "/proc/nope"          # cannot be created, not even by root
 
 # every option through which a command writes files; each has a fail-fast test below
-OUTPUT_OPTIONS = {"bench": {"out"}, "robustness": {"out", "figure"}, "train": {"out", "workdir"}}
+OUTPUT_OPTIONS = {"bench": {"out"}, "robustness": {"out", "figure"}, "train": {"out", "workdir"},
+                  "student": {"out"}}
 WRITING_NAMES = {"out", "figure", "workdir", "save", "write"}
 
 
@@ -45,6 +46,15 @@ def _fails_fast(capsys, argv, path=NOPE, seconds=10.0):
     err = capsys.readouterr().err
     assert path in err and "error" in err
     return err
+
+
+def test_student_out_is_checked_before_any_notebook_is_written(monkeypatch, capsys):
+    import capkit.course.student
+    monkeypatch.setattr(capkit.course.student, "build_student",
+                        lambda *a, **k: pytest.fail("notebooks were written before --out was checked"))
+    assert "--out" in _fails_fast(capsys, ["student", "--out", NOPE])
+    assert "--solutions" in _fails_fast(capsys, ["student", "--out", "/tmp",
+                                                 "--solutions", NOPE])
 
 
 def test_bench_out_is_checked_before_the_benchmark(monkeypatch, capsys):

@@ -17,9 +17,12 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from capkit.commands.args import output_dir
     from capkit.course.student import build_student, write_answer_keys
-    notebooks = build_student(args.notebooks, args.out)
-    keys = write_answer_keys(args.notebooks, args.solutions or Path(args.notebooks) / "solutions")
+    out = output_dir(args.out)                          # both checked before any work
+    solutions = output_dir(args.solutions or Path(args.notebooks) / "solutions", "--solutions")
+    notebooks = build_student(args.notebooks, out)
+    keys = write_answer_keys(args.notebooks, solutions)
     print(f"{len(notebooks)} student notebooks in {args.out}/ (solutions replaced by "
           f"NotImplementedError stubs, outputs cleared)")
     print(f"{len(keys)} answer keys: " + ", ".join(str(k) for k in keys))
