@@ -32,8 +32,20 @@ def register_vilt(models) -> None:
                    help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
     v.add_argument("--format", choices=FORMATS, default="table")
     v.set_defaults(func=run_world_vilt)
-    u = models.add_parser("umic", help="UMIC: contrastive fine-tuning of a matching head "
-                          "(world data, or --references / --images)")
+    u = models.add_parser(
+        "umic", help="UMIC: contrastive fine-tuning of a matching head "
+        "(world data, or --references / --images)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="COCO on a real backbone (a GPU helps):\n"
+               "  1. references: JSON {image_id: [captions]}, e.g. from captions_train2014.json\n"
+               "     (group its 'annotations' by image_id; ids as strings);\n"
+               "  2. images: the train2014 folder as unpacked (COCO_train2014_<12 digits>.jpg,\n"
+               "     or COCO 2017's <12 digits>.jpg, or <image_id>.jpg);\n"
+               "  3. capkit train umic --backbone dandelin/vilt-b32-finetuned-coco \\\n"
+               "       --references refs.json --images train2014/ --device cuda --out umic_coco\n"
+               "The negatives (random, hard, keyword, shuffle/drop, repeat/remove) are drawn from\n"
+               "the given references; hard negatives: captions of the 3 images whose references are\n"
+               "closest in tf-idf (capkit.transforms.neighbours).")
     u.add_argument("--backbone", default="world-vilt",
                    help="world-vilt (shipped), a folder, or a ViLT hub name such as "
                    "dandelin/vilt-b32-finetuned-coco")
