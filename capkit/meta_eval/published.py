@@ -12,7 +12,7 @@ class Published:
     benchmark: str
     metric: str
     value: float | None              # x 100; the longer number of the source when it gives one
-    source: str                      # the citation exactly as BENCHMARKS.md writes it
+    source: str                      # where the number comes from (paper, table, or capkit's notes)
     label: str                       # the metric as the published table names it
     categories: dict[str, float] = field(default_factory=dict)   # PASCAL-50S per category
 
