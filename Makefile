@@ -40,12 +40,13 @@ test-browser: data
 	needs Chromium: sudo apt-get install chromium (or set CAPKIT_CHROMIUM to a Chrome binary)"; exit 2; }
 	$(PY) -m pytest -q -rs -s tests/browser
 
-# re-execute notebooks in place, as committed (NB=notebooks/06_intrinsic_i2ce.ipynb for one)
+# re-execute notebooks in place, as committed (NB=notebooks/06_intrinsic_i2ce.ipynb for one);
+# figures are then stored as palette PNGs (capkit.course.figures) to keep each notebook < 300 kB
 NB ?= notebooks/[0-9][0-9]_*.ipynb
 notebooks: setup
 	for nb in $(NB); do CAPKIT_PROGRESS=0 $(VENV)/bin/jupyter nbconvert --to notebook --execute \
 	  --inplace --ExecutePreprocessor.timeout=1200 --ExecutePreprocessor.record_timing=False \
-	  $$nb || exit 1; done
+	  $$nb || exit 1; $(PY) -m capkit.course.figures $$nb; done
 
 # the course lab: student notebooks (solutions replaced by NotImplementedError stubs, outputs
 # cleared) in student/, and the answer key notebooks/solutions/NN_*.py, from the same notebooks

@@ -144,3 +144,37 @@ def test_a_check_shows_nothing_more_in_a_notebook():
     assert [o["output_type"] for o in nb.cells[0].outputs] == ["stream"]
     assert nb.cells[0].outputs[0]["text"] == \
         "✓ Exercise 0.1 add: correct on 1 cases, equal to the library\n"
+
+
+def test_stored_figures_become_smaller_palette_pngs(tmp_path):
+    import base64
+    import io
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from capkit.course.figures import compress_figures
+    fig, ax = plt.subplots(figsize=(4, 3), dpi=72)
+    for k in range(8):
+        ax.plot(range(50), [((i * (k + 1)) % 17) for i in range(50)], label=f"line {k}")
+    ax.legend()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    png = base64.b64encode(buf.getvalue()).decode() + "\n"
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("plot()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png,
+                                                                  "text/plain": "<Figure>"})]
+    nb.cells = [cell]
+    path = tmp_path / "01_x.ipynb"
+    nbformat.write(nb, str(path))
+    assert compress_figures(path) == 1
+    out = nbformat.read(path, as_version=4).cells[0].outputs[0]
+    new = base64.b64decode(out.data["image/png"])
+    assert len(new) < 0.8 * len(buf.getvalue()) and out.data["text/plain"] == "<Figure>"
+    small = Image.open(io.BytesIO(new))
+    assert small.mode == "P" and small.size == Image.open(buf).size
+    assert compress_figures(path) == 0            # already a palette: left as it is
