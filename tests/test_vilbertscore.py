@@ -114,3 +114,58 @@ def test_registered_world_variants_run_on_the_shipped_checkpoint(items):
     assert "image:with" in a.signature and "image:masked" in b.signature
     assert "world-vilt@" in a.signature and np.isfinite(a.per_caption).all()
     assert not np.allclose(a.per_caption, b.per_caption)
+
+
+def _small_bridgetower_folder(folder):
+    """A folder as `save_pretrained` writes a hub BridgeTower: the online path, no download."""
+    import torch
+    from transformers import BridgeTowerConfig, BridgeTowerModel
+
+    from capkit.models.bridgetower import _processor_class
+    from capkit.models.world_vilt import build_tokenizer
+    from capkit.training.world_clip import grammar_words
+    tok = build_tokenizer(grammar_words())
+    config = BridgeTowerConfig(
+        text_config={"vocab_size": len(tok), "hidden_size": 32, "num_hidden_layers": 2,
+                     "num_attention_heads": 2, "intermediate_size": 64,
+                     "max_position_embeddings": 44, "pad_token_id": tok.pad_token_id},
+        vision_config={"hidden_size": 64, "num_hidden_layers": 2, "patch_size": 16,
+                       "image_size": 32},
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2)
+    torch.manual_seed(0)
+    BridgeTowerModel(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    _processor_class()(size={"shortest_edge": 32},
+                       crop_size={"shortest_edge": 32}).save_pretrained(folder)
+    return folder
+
+
+def test_bridgetower_loading_path_on_a_small_config(tmp_path, items):
+    """BridgeTowerModel by folder: the text states after the last cross-modal layer are the
+    model's own text_features; scores depend on the image; no masked control."""
+    import torch
+
+    from capkit.models.bridgetower import is_bridgetower, load_bridgetower
+    cands, refs, imgs = items
+    folder = _small_bridgetower_folder(tmp_path / "bt")
+    assert is_bridgetower(folder) and is_bridgetower("BridgeTower/bridgetower-base")
+    assert not is_bridgetower("world-vilt") and not is_bridgetower("dandelin/vilt-b32-mlm")
+    enc = load_bridgetower(folder)
+    (ids, last), = enc.token_states([cands[0]], [imgs[0]], 2)
+    text = enc.tokenizer([cands[0]], return_tensors="pt")
+    pix, pix_mask = enc.pixels([imgs[0]])
+    with torch.no_grad():
+        own = enc.model(**text, pixel_values=pix, pixel_mask=pix_mask).text_features[0]
+    assert np.allclose(last, own[1:-1].double().numpy(), atol=1e-6)
+    assert np.array_equal(ids, text["input_ids"][0, 1:-1].numpy())
+
+    a = vilbertscore(cands, refs, imgs, model=str(folder))
+    b = vilbertscore(cands, refs, imgs[1:] + imgs[:1], model=str(folder))
+    assert a.signature.count("local=bt#") == 1 and np.isfinite(a.per_caption).all()
+    assert not np.allclose(a.per_caption, b.per_caption, atol=1e-7)
+    same = vilbertscore([refs[0][0]], [[refs[0][0]]], [imgs[0]], model=str(folder), layer=1)
+    assert same.per_caption[0] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="cannot mask the image out"):
+        vilbertscore(cands, refs, imgs, model=str(folder), with_image=False)
+    with pytest.raises(ValueError, match="from 1 to 2 \\(the cross-modal layers\\)"):
+        vilbertscore(cands, refs, imgs, model=str(folder), layer=3)

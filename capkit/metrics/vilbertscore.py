@@ -16,13 +16,18 @@ score, cannot depend on the image (``images`` may then be omitted).
 
 ``model="world-vilt"`` is the shipped world checkpoint (WORLD numbers); a ViLT hub name or
 folder runs the same code online (e.g. ``dandelin/vilt-b32-mlm``). ViLBERT itself is not in
-transformers; its closest relative there is BridgeTower (two streams, 6 cross-modal layers),
-which this function does not load. Explained in notebooks/08_vilbertscore.ipynb.
+transformers; its closest relative there, BridgeTower (two streams joined by 6 cross-modal
+layers, ``BridgeTower/bridgetower-base`` or a folder of a ``BridgeTowerModel``), is loaded by
+``capkit.models.bridgetower``: its text states after a cross-modal layer are matched the same
+way (it has no image mask, so no ``with_image=False`` control). Explained in
+notebooks/08_vilbertscore.ipynb.
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 
@@ -69,6 +74,23 @@ def _encode_all(enc, cands, refs, pictures, layer, with_image, batch_size):
                             batch_size=batch_size), cand_rows, ref_rows
 
 
+def _encoder(model: object, device: str | None):
+    """A loaded encoder (unchanged), BridgeTower by folder or hub name, or ViLT (``load_named``)."""
+    from capkit.models.bridgetower import BridgeTowerEncoder, is_bridgetower
+    from capkit.models.world_vilt import NAMED, load_named
+    if isinstance(model, BridgeTowerEncoder):
+        return model
+    if isinstance(model, (str, Path)) and str(model) not in NAMED and is_bridgetower(model):
+        return _bridgetower(str(model), device)
+    return load_named(model, device=device)
+
+
+@functools.lru_cache(maxsize=2)
+def _bridgetower(name: str, device: str | None):
+    from capkit.models.bridgetower import load_bridgetower
+    return load_bridgetower(name, device=device)
+
+
 def vilbertscore(candidates, references=None, images=None, *, model: object = "world-vilt",
                  layer: int | None = None, idf: bool = False, with_image: bool = True,
                  batch_size: int = 128, device: str | None = None) -> Scores:
@@ -78,7 +100,6 @@ def vilbertscore(candidates, references=None, images=None, *, model: object = "w
     caption of that candidate's row is encoded with."""
     from capkit.metrics.inputs import align
     from capkit.models.images import align_images
-    from capkit.models.world_vilt import load_named
     cands, refs, ids = align(candidates, references)
     if any(not c.strip() for c in cands):
         raise ValueError("an empty candidate has no tokens to match; remove it or give it text")
@@ -86,7 +107,7 @@ def vilbertscore(candidates, references=None, images=None, *, model: object = "w
         pictures = align_images(candidates, images)
     else:
         pictures = [np.zeros((8, 8, 3), np.uint8)] * len(cands)    # never seen: masked out
-    enc = load_named(model, device=device)
+    enc = _encoder(model, device)
     layer = enc.check_layer(enc.num_layers if layer is None else layer)
     states, cand_rows, ref_rows = _encode_all(enc, cands, refs, pictures, layer, with_image,
                                               batch_size)
