@@ -395,3 +395,22 @@ def test_a_damaged_checkpoint_is_named(tmp_path):
     bad.write_bytes(b"\x00" * 40)
     with pytest.raises(ValueError, match=f"{bad}.*capkit train i2ce"):
         read_checkpoint(bad)
+
+
+def test_deterministic_sets_a_cublas_workspace_only_while_it_runs(monkeypatch):
+    """use_deterministic_algorithms on CUDA needs CUBLAS_WORKSPACE_CONFIG (else cuBLAS raises);
+    the context sets it when unset, keeps a user's value, and restores the environment."""
+    import os
+
+    import torch
+
+    from capkit.training.i2ce import deterministic
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    with deterministic(1):
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+        assert torch.are_deterministic_algorithms_enabled()
+    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
+    with deterministic(1):
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"

@@ -171,3 +171,51 @@ def test_compare_passes_the_world_images_to_image_metrics():
     from capkit.meta_eval import compare
     res = compare("umic_world", "umic_c_world", "world_foil", n_boot=20, seed=0)
     assert np.isfinite(res.difference) and res.low <= res.difference <= res.high
+
+
+def _small_vilt_folder(folder):
+    """A hub-style ViLT retrieval folder (no capkit recipe): the real-backbone path, offline."""
+    from transformers import ViltConfig, ViltForImageAndTextRetrieval
+
+    from capkit.models.world_vilt import build_tokenizer
+    from capkit.training.world_clip import grammar_words
+    tok = build_tokenizer(grammar_words())
+    config = ViltConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, image_size=32,
+                        patch_size=16, max_position_embeddings=40)
+    torch.manual_seed(0)
+    ViltForImageAndTextRetrieval(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def test_user_data_training_validates_on_held_out_images(tmp_path):
+    """A user's captions on a hub-style backbone: a seeded share of the images is held out for
+    validation (never trained on), or the user's own validation set; overlaps are refused."""
+    scenes = split_scenes("val", 20, seed=3)
+    refs = {f"s{i}": describe(s, 3, seed=i) for i, s in enumerate(scenes)}
+    images = {f"s{i}": s.render(32) for i, s in enumerate(scenes)}
+    train, val = U.split_references(refs, 0.2, seed=0)
+    assert len(val) == 4 and len(train) == 16 and not set(train) & set(val)
+    assert {**train, **val} == refs
+    assert U.split_references(refs, 0.2, seed=0) == (train, val)
+    assert U.split_references(refs, 0.2, seed=1)[1] != val
+    for bad, match in ((0.0, "between 0 and 1"), (1.0, "between 0 and 1")):
+        with pytest.raises(ValueError, match=match):
+            U.split_references(refs, bad, seed=0)
+    with pytest.raises(ValueError, match="at least 2 images"):
+        U.split_references({"a": ["x"]}, 0.5, seed=0)
+
+    folder = _small_vilt_folder(tmp_path / "vilt")
+    s = dataclasses.replace(U.SCHEDULES["tiny"], batch_size=4, epochs=1, warmup=1)
+    r = U.train_umic(str(folder), schedule=s, references=refs, images=images, seed=0,
+                     val_fraction=0.2, out=tmp_path / "umic")
+    assert [h["epoch"] for h in r.history] == [0, 1]
+    assert all(np.isfinite(h["val_loss"]) for h in r.history)
+    assert (tmp_path / "umic" / "model.safetensors").is_file()
+    own = U.train_umic(str(folder), schedule=s, references=train, images=images, seed=0,
+                       val_references=val)
+    assert own.history[0]["val_loss"] == pytest.approx(r.history[0]["val_loss"])
+    with pytest.raises(ValueError, match="in both references and val_references"):
+        U.train_umic(str(folder), schedule=s, references=refs, images=images,
+                     val_references={"s0": refs["s0"]})

@@ -43,6 +43,7 @@ def register_vilt(models) -> None:
                "     or COCO 2017's <12 digits>.jpg, or <image_id>.jpg);\n"
                "  3. capkit train umic --backbone dandelin/vilt-b32-finetuned-coco \\\n"
                "       --references refs.json --images train2014/ --device cuda --out umic_coco\n"
+               "     (10% of the images are held out for validation; or --val-references)\n"
                "The negatives (random, hard, keyword, shuffle/drop, repeat/remove) are drawn from\n"
                "the given references; hard negatives: captions of the 3 images whose references are\n"
                "closest in tf-idf (capkit.transforms.neighbours).")
@@ -54,6 +55,13 @@ def register_vilt(models) -> None:
     u.add_argument("--references", default=None,
                    help="JSON {image_id: [captions]} to train on instead of the world")
     u.add_argument("--images", default=None, help="folder of <image_id>.jpg (with --references)")
+    u.add_argument("--val-references", default=None, metavar="JSON",
+                   help="validation captions {image_id: [captions]} (images in --images); the "
+                   "kept epoch has the lowest loss there. Default: --val-fraction of the images "
+                   "of --references, held out from training")
+    u.add_argument("--val-fraction", type=float, default=0.1,
+                   help="share of --references' images held out for validation when no "
+                   "--val-references is given (seeded by --seed; default 0.1)")
     u.add_argument("--device", default=None, help="cpu (default), cuda, ...")
     u.add_argument("--seed", type=int, default=0)
     u.add_argument("--threads", type=int, default=1)
@@ -87,27 +95,35 @@ def run_world_vilt(args: argparse.Namespace) -> int:
     return 0
 
 
-def _user_data(args) -> tuple[dict | None, dict | None]:
+def _user_data(args) -> tuple[dict | None, dict | None, dict | None]:
     if args.references is None and args.images is None:
-        return None, None
+        if args.val_references is not None:
+            raise ValueError("--val-references needs --references and --images")
+        return None, None, None
     if args.references is None or args.images is None:
         raise ValueError("give both --references (JSON {image_id: [captions]}) and --images "
                          "(a folder of <image_id>.jpg), or neither to train on the world")
     from capkit.models.images import find_image_files
-    with open(args.references, encoding="utf-8") as f:
-        refs = {str(k): v for k, v in json.load(f).items()}
-    return refs, dict(zip(refs, find_image_files(list(refs), args.images)))
+
+    def read(path: str) -> dict:
+        with open(path, encoding="utf-8") as f:
+            return {str(k): v for k, v in json.load(f).items()}
+    refs = read(args.references)
+    val = None if args.val_references is None else read(args.val_references)
+    ids = list(refs) + ([] if val is None else list(val))
+    return refs, dict(zip(ids, find_image_files(ids, args.images))), val
 
 
 def run_umic(args: argparse.Namespace) -> int:
     from capkit.commands.args import output_dir
     out = output_dir(args.out or f"umic_{args.preset}", "--out")
-    references, images = _user_data(args)
+    references, images, val_references = _user_data(args)
 
     from capkit.training.umic import NEGATIVE_TYPES, train_umic
     start = time.perf_counter()
     result = train_umic(args.backbone, out=out, preset=args.preset, seed=args.seed,
                         threads=args.threads, references=references, images=images,
+                        val_references=val_references, val_fraction=args.val_fraction,
                         device=args.device, progress=args.format != "json")
     seconds = time.perf_counter() - start
     keys = ["epoch", "train_loss", "val_loss", *(f"acc_{t}" for t in NEGATIVE_TYPES)]

@@ -35,6 +35,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,8 +84,15 @@ class TrainResult:
 
 @contextlib.contextmanager
 def deterministic(threads: int):
-    """Fixed thread count and deterministic kernels, restored afterwards."""
+    """Fixed thread count and deterministic kernels, restored afterwards.
+
+    On CUDA, cuBLAS is deterministic only with a fixed workspace (``CUBLAS_WORKSPACE_CONFIG``,
+    read when the process first uses cuBLAS); without it ``use_deterministic_algorithms``
+    makes the first matrix product raise. It is set here to ``:4096:8`` (PyTorch's
+    reproducibility notes) unless the user set it, and removed afterwards if it was not set."""
     old_threads, old_det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    had_cublas = CUBLAS_WORKSPACE in os.environ
+    os.environ.setdefault(CUBLAS_WORKSPACE, ":4096:8")
     torch.set_num_threads(int(threads))
     torch.use_deterministic_algorithms(True)
     try:
@@ -92,6 +100,11 @@ def deterministic(threads: int):
     finally:
         torch.set_num_threads(old_threads)
         torch.use_deterministic_algorithms(old_det)
+        if not had_cublas:
+            os.environ.pop(CUBLAS_WORKSPACE, None)
+
+
+CUBLAS_WORKSPACE = "CUBLAS_WORKSPACE_CONFIG"
 
 
 def batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:

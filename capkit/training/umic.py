@@ -150,6 +150,22 @@ def world_data(n_scenes: int, seed: int, split: str = "train", image_size: int =
                     list(refs), context, scenes)
 
 
+def split_references(references: dict, val_fraction: float, seed: int) -> tuple[dict, dict]:
+    """``references`` split by image into (train, validation): a seeded ``val_fraction`` of the
+    images (at least one) is held out, so the kept epoch is chosen on images never trained on."""
+    if not 0 < val_fraction < 1:
+        raise ValueError(f"val_fraction must be between 0 and 1 (exclusive), got {val_fraction!r}; "
+                         "or give val_references")
+    ids = list(references)
+    if len(ids) < 2:
+        raise ValueError(f"a validation split needs at least 2 images, got {len(ids)}; give more "
+                         "references, or val_references")
+    n_val = max(1, int(round(val_fraction * len(ids))))
+    held = set(np.random.default_rng(seed).permutation(len(ids))[:n_val].tolist())
+    return ({k: references[k] for i, k in enumerate(ids) if i not in held},
+            {k: references[k] for i, k in enumerate(ids) if i in held})
+
+
 def user_data(references, images) -> UmicData:
     """From ``{image_id: [captions]}`` and ``{image_id: image}`` (the first caption of each
     image is its positive)."""
@@ -223,9 +239,14 @@ def resolve_backbone(backbone: str | Path, device: str | None = None):
 def train_umic(backbone: str | Path = "world-vilt", *, out: str | Path | None = None,
                preset: str = "small", seed: int = 0, threads: int = 1,
                schedule: Schedule | None = None, references=None, images=None,
+               val_references=None, val_fraction: float = 0.1,
                device: str | None = None, progress: bool = False) -> TrainResult:
     """Fine-tune ``backbone``'s matching head and encoder with UMIC's loss (module docstring).
-    World data unless ``references`` / ``images`` (a user's captions) are given."""
+    World data unless ``references`` / ``images`` (a user's captions) are given.
+
+    A user's validation set (the kept epoch has the lowest loss there) is ``val_references``
+    (``{image_id: [captions]}``, their images in ``images`` too), or else a seeded
+    ``val_fraction`` of the images of ``references``, held out from training."""
     import copy
 
     from tqdm.auto import tqdm
@@ -238,7 +259,14 @@ def train_umic(backbone: str | Path = "world-vilt", *, out: str | Path | None = 
         if world:
             train, val = world_data(s.n_scenes, seed), world_data(s.n_val, seed, "val")
         else:
-            train = val = user_data(references, images)     # the user splits off validation
+            if val_references is None:
+                references, val_references = split_references(references, val_fraction, seed)
+            overlap = set(references) & set(val_references)
+            if overlap:
+                raise ValueError(f"{len(overlap)} image id(s) are in both references and "
+                                 f"val_references (first: {sorted(overlap)[:5]}); validation "
+                                 "images must not be trained on")
+            train, val = user_data(references, images), user_data(val_references, images)
         val_negs, val_valid = epoch_negatives(val, val.positives, seed + 999, s, world)
         history = [{"epoch": 0, "train_loss": float("nan"),
                     **validate(enc, val, val_negs, val_valid, s)}]
