@@ -121,11 +121,38 @@ def test_errors_say_what_to_do(coco):
         robustness(small, ["bleu_1"], ["XX"])
     with pytest.raises(ValueError, match="unknown robustness dataset"):
         dataset_references("coco")
-    # an image metric: said before any work, with where to study it instead (was: a hint to a
-    # --images flag that the robustness command uses for an image count)
+    # an image metric without images: said before any work, with where its images come from
+    # (was: a hint to a --images flag that the robustness command uses for an image count)
     for name in ("umic_world", "clipscore", "vilbertscore_world"):
-        with pytest.raises(ValueError, match=f"{name} score captions against images.*world_foil"):
+        with pytest.raises(ValueError, match=f"{name} score captions against images: pass "
+                           "images=.*--dataset world.*--images-dir"):
             robustness(small, ["bleu_1", name], ["WP"])
+    with pytest.raises(ValueError, match="1 image id\\(s\\) of the references have no images"):
+        robustness(small, ["umic_world"], ["WP"], images=dict(list(small.items())[1:]))
+
+
+def test_image_metrics_on_the_world_see_each_row_s_image():
+    """--dataset world: rendered scenes are the images; the image stays while its caption is
+    transformed, so gamma = 0 is the metric on the held-out captions with their own images."""
+    from capkit.metrics import score
+    from capkit.robustness import dataset_pictures, leave_one_out
+    refs = dataset_references("world", n_images=24, seed=0)
+    images, scenes = dataset_pictures("world", refs)
+    assert len(images) == len(scenes) == 24 and set(images) == set(refs)
+    out = robustness(refs, ["umic_world", "vilbertscore_world", "bleu_4"], ["RC", "WP"],
+                     images=images, scenes=scenes, n_boot=0, progress=False)
+    loo = leave_one_out(refs, seed=0)
+    pics = [images[i] for i in loo.images]
+    direct = score(list(out.captions["RC"][0]), loo.references, ["umic_world"], images=pics)
+    assert np.allclose(out.curves["umic_world"]["RC"].per_image[0], direct["umic_world"].per_caption)
+    shuffled = score(list(out.captions["RC"][0]), loo.references, ["umic_world"],
+                     images=pics[1:] + pics[:1])
+    assert not np.allclose(shuffled["umic_world"].per_caption, direct["umic_world"].per_caption)
+    for m in ("umic_world", "vilbertscore_world"):
+        assert all(np.isfinite(out.curves[m][t].auc) for t in ("RC", "WP"))
+    with pytest.raises(ValueError, match="renders its own images"):
+        dataset_pictures("world", refs, "some/folder")
+    assert dataset_pictures("coco_karpathy_test", {"1": ["a"]}) == (None, None)
 
 
 def test_area_under_curve_of_a_line():
@@ -203,3 +230,15 @@ def test_cli_table(shared_data, capsys):
 def test_cli_rejects_unknown_transforms():
     with pytest.raises(SystemExit):
         _cli(["robustness", "--transforms", "RC,XX"])
+
+
+def test_robustness_command_runs_image_metrics_on_the_world(capsys):
+    from capkit.cli import main
+    argv = ["robustness", "--dataset", "world", "--images", "12", "--metrics",
+            "umic_world,vilbertscore_world_noimage,bleu_1", "--transforms", "WP",
+            "--bootstrap", "0", "--format", "json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["auc"]) == {"umic_world", "vilbertscore_world_noimage", "bleu_1"}
+    assert "umic-world@" in out["signature"]["umic_world"]
+    assert "images:12" in out["signature"]["robustness"]

@@ -37,7 +37,9 @@ def register(sub) -> None:
                    help="score a seeded random subset of this many images (default: all)")
     p.add_argument("--images-dir", default=None,
                    help="folder with every image of the dataset: RC/HN neighbours from "
-                        "EfficientNet-Lite0 features (default: tf-idf of the references)")
+                        "EfficientNet-Lite0 features (default: tf-idf of the references), and "
+                        "the images image metrics score against (--dataset world renders its "
+                        "own)")
     p.add_argument("--bootstrap", type=int, default=1000, help="image resamples for the bands")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, metavar="DIR",
@@ -67,19 +69,21 @@ def _figure(result, path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from capkit.robustness import dataset_references, robustness
+    from capkit.robustness import dataset_pictures, dataset_references, robustness
 
     out = None if args.out is None else output_dir(args.out)       # checked before any work
     figure = output_file(args.figure, "--figure") if args.figure else \
         (None if out is None else out / "robustness.png")
     refs = dataset_references(args.dataset, n_images=args.images, seed=args.seed)
+    images, scenes = dataset_pictures(args.dataset, refs, args.images_dir, seed=args.seed)
     try:
         features = None
         if args.images_dir:
             from capkit.transforms import image_features
             features = image_features(list(refs), args.images_dir, progress="auto")
         result = robustness(refs, args.metrics, args.transforms, seed=args.seed,
-                            n_boot=args.bootstrap, features=features,
+                            n_boot=args.bootstrap, features=features, images=images,
+                            scenes=scenes,
                             progress="auto" if args.format != "json" else False)
     except ImportError as err:      # KS needs spaCy, SS the GloVe bundle: say what to install
         raise RuntimeError(str(err)) from err

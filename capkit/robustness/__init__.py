@@ -13,14 +13,16 @@ report the area under that curve (AUC; lower = more robust) with bootstrap bands
 ``area_under_curve``        trapezoidal AUC over gamma
 ``bootstrap_weights``       image resamples; ``bootstrap_curves`` the curves on them
 ``transform_example``       one caption transformed and scored (the notebook's widget)
-``dataset_references``      {image: [captions]} of coco_karpathy_test or flickr8k (test split)
+``dataset_references``      {image: [captions]} of coco_karpathy_test, flickr8k (test) or world
+``dataset_pictures``        their images (world: rendered, with scenes; else a folder's files)
 ==========================  ====================================================================
 
 Works with every metric of ``capkit.metrics`` by name and with any callable
 ``fn(candidates, references) -> Scores | array`` (``module:function`` on the command line).
 Taught in notebooks/04_robustness.ipynb; the command is ``capkit robustness``.
 """
-from capkit.robustness.datasets import ROBUSTNESS_DATASETS, dataset_references, subset
+from capkit.robustness.datasets import (ROBUSTNESS_DATASETS, dataset_pictures,
+                                        dataset_references, subset)
 from capkit.robustness.example import TransformExample, transform_example
 from capkit.robustness.protocol import (
     LeaveOneOut,
@@ -36,6 +38,7 @@ from capkit.robustness.study import RobustnessCurve, RobustnessResult, robustnes
 __all__ = [
     "ROBUSTNESS_DATASETS", "FixedReferences", "LeaveOneOut", "RobustnessCurve",
     "RobustnessResult", "TransformExample", "area_under_curve", "bootstrap_curves",
-    "bootstrap_weights", "dataset_references", "fix_references", "leave_one_out",
+    "bootstrap_weights", "dataset_pictures", "dataset_references", "fix_references",
+    "leave_one_out",
     "normalised_curve", "robustness", "score_against", "subset", "transform_example",
 ]

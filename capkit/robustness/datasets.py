@@ -5,14 +5,22 @@
 * ``flickr8k``: the 1,000 images of the official test split (``Flickr_8k.testImages.txt``),
   5 captions each, read with ``capkit.data.flickr8k.read_captions`` from the fetched files.
 
+* ``world``: ``WORLD_SCENES`` scenes of capkit's captioned world (their own split, which no world
+  model was trained on), 5 ``describe()`` references each, with their rendered 64-px images and
+  scenes (``dataset_pictures``): the dataset on which image metrics (UMIC, ViLBERTScore,
+  CLIPScore of the world) can be studied offline.
+
 ``n_images`` keeps a seeded random subset (in the dataset's order) for quick runs.
+``dataset_pictures`` gives the images (and, in the world, the scenes) of a dataset's images.
 """
 from __future__ import annotations
 
 import numpy as np
 
-ROBUSTNESS_DATASETS = ("coco_karpathy_test", "flickr8k")
+ROBUSTNESS_DATASETS = ("coco_karpathy_test", "flickr8k", "world")
 SALT_SUBSET = 300
+WORLD_SCENES = 500
+WORLD_IMAGE_SIZE = 64
 
 
 def flickr8k_test_references() -> dict[str, list[str]]:
@@ -37,6 +45,8 @@ def dataset_references(name: str, *, n_images: int | None = None,
         refs = load("coco_karpathy_test").references
     elif name == "flickr8k":
         refs = flickr8k_test_references()
+    elif name == "world":
+        refs = _world(seed)[0]
     else:
         raise ValueError(f"unknown robustness dataset {name!r}; choose one of "
                          f"{', '.join(ROBUSTNESS_DATASETS)}")
@@ -55,3 +65,36 @@ def subset(references: dict[str, list[str]], n_images: int | None,
                    .choice(len(references), n_images, replace=False))
     items = list(references.items())
     return dict(items[k] for k in keep)
+
+
+def _world(seed: int) -> tuple[dict[str, list[str]], dict]:
+    """({image id: 5 references}, {image id: Scene}) of the world's robustness split."""
+    from capkit.world import describe
+    from capkit.world.splits import split_scenes
+    scenes = split_scenes("world_robustness", WORLD_SCENES, seed)
+    keys = [f"world_robustness/{i}" for i in range(len(scenes))]
+    refs = {k: describe(sc, n=5, seed=seed * 1_000_003 + i)
+            for i, (k, sc) in enumerate(zip(keys, scenes))}
+    return refs, dict(zip(keys, scenes))
+
+
+def dataset_pictures(name: str, references: dict[str, list[str]], images_dir=None, *,
+                     seed: int = 0) -> tuple[dict | None, dict | None]:
+    """({image id: image}, {image id: Scene}) for ``references`` (ids of dataset ``name``):
+    the world renders its scenes; a real dataset's images come from ``images_dir`` (every
+    image present, COCO or Flickr file names), else (None, None)."""
+    if name == "world":
+        if images_dir is not None:
+            raise ValueError("the world renders its own images; drop --images-dir")
+        scenes = _world(seed)[1]
+        missing = [k for k in references if k not in scenes]
+        if missing:
+            raise ValueError(f"{len(missing)} ids are not world robustness scenes (first: "
+                             f"{missing[:3]}); take the references from dataset_references('world')")
+        return ({k: scenes[k].render(WORLD_IMAGE_SIZE) for k in references},
+                {k: scenes[k] for k in references})
+    if images_dir is None:
+        return None, None
+    from capkit.models.images import find_image_files
+    ids = list(references)
+    return dict(zip(ids, find_image_files(ids, images_dir))), None

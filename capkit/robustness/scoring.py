@@ -10,7 +10,9 @@ explicit ``document_frequencies`` of those references). A ``document_frequency``
 
 Every metric goes through the one scorer (``capkit.metrics.Scorer``): the metrics that take
 tokens receive a ``CaptionBatch`` whose candidate tokens are the transformed words themselves; any
-other metric, built in or a user's ``module:function`` / callable, receives plain text.
+other metric, built in or a user's ``module:function`` / callable, receives plain text. Image
+metrics (UMIC, ViLBERTScore, CLIPScore) also receive each row's image (``images=``), world
+metrics its scene: the image stays fixed while its caption is transformed.
 """
 from __future__ import annotations
 
@@ -29,29 +31,38 @@ class FixedReferences:
     references: list[list[str]]                   # (I,) raw reference texts
     tokens: list[list[list[str]]]                 # (I,) their PTB tokens
     document_frequency: object | None             # CIDEr-D statistics; None: the refs' own
+    images: list | None = None                    # (I,) the image of each row, for image metrics
+    scenes: list | None = None                    # (I,) the world scene of each row
 
 
-def fix_references(metrics, references: Sequence[Sequence[str]],
-                   document_frequency=None) -> FixedReferences:
-    """Tokenise the references once (``document_frequency``: CIDEr-D statistics to use)."""
+def fix_references(metrics, references: Sequence[Sequence[str]], document_frequency=None, *,
+                   images: Sequence | None = None,
+                   scenes: Sequence | None = None) -> FixedReferences:
+    """Tokenise the references once (``document_frequency``: CIDEr-D statistics to use).
+    ``images`` / ``scenes``: one per row, for metrics that see the image (or the world scene)."""
     from capkit.metrics import resolve
     from capkit.metrics.inputs import tokenize
     specs = resolve(metrics)
-    seeing = [n for n, spec in specs.items() if spec.images or spec.scenes]
-    if seeing:
-        raise ValueError(
-            f"{', '.join(seeing)} score captions against images, and the robustness study scores "
-            "held-out text references against the other references with no images (the "
-            "robustness datasets have none offline): run it with text metrics; study an image "
-            "metric's robustness on the world benchmarks instead (capkit bench --benchmarks "
-            "world_foil), where each foil is one pathological edit of a true caption")
+    for what, given in (("images", images), ("scenes", scenes)):
+        needing = [n for n, spec in specs.items() if getattr(spec, what)]
+        if needing and given is None:
+            raise ValueError(
+                f"{', '.join(needing)} score captions against {what}: pass {what}= (one per "
+                "image, {image_id: ...} to robustness()); on the command line use --dataset "
+                "world (rendered scenes with their images) or --images-dir DIR (a folder with "
+                "every image of the dataset)")
+        if given is not None and len(given) != len(references):
+            raise ValueError(f"got {len(given)} {what} for {len(references)} reference sets; "
+                             "they must be aligned one to one")
     refs = [list(r) for r in references]
     flat = tokenize([r for rs in refs for r in rs], "ptb")
     tokens, pos = [], 0
     for rs in refs:
         tokens.append(flat[pos:pos + len(rs)])
         pos += len(rs)
-    return FixedReferences(specs, refs, tokens, document_frequency)
+    return FixedReferences(specs, refs, tokens, document_frequency,
+                           None if images is None else list(images),
+                           None if scenes is None else list(scenes))
 
 
 def score_against(fixed: FixedReferences, candidates: Sequence[str]) -> dict[str, Scores]:
@@ -63,7 +74,8 @@ def score_against(fixed: FixedReferences, candidates: Sequence[str]) -> dict[str
                          "reference sets; they must be aligned one to one")
     batch = CaptionBatch([c.split() for c in candidates], fixed.tokens, None, "ptb")
     return Scorer(fixed.metrics).score(list(candidates), fixed.references, batch=batch,
-                                       document_frequency=fixed.document_frequency)
+                                       document_frequency=fixed.document_frequency,
+                                       images=fixed.images, scenes=fixed.scenes)
 
 
 def per_caption(scores: Mapping[str, Scores]) -> dict[str, np.ndarray]:

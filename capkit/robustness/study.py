@@ -104,7 +104,8 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
                transforms: Sequence[str] = PAPER_TRANSFORMS, *,
                gammas: Sequence[float] = GAMMAS, seed: int = 0, n_boot: int = 1000,
                level: float = 0.95, context: TransformContext | None = None,
-               features=None, progress: bool | str = "auto") -> RobustnessResult:
+               features=None, images: Mapping | None = None, scenes: Mapping | None = None,
+               progress: bool | str = "auto") -> RobustnessResult:
     """Robustness curves and AUCs of ``metrics`` under ``transforms`` (see the module docstring).
 
     ``metrics``: names (``capkit.metrics``; default: the ``classic`` suite, BLEU-1..4, ROUGE-L, CIDEr-D),
@@ -112,6 +113,8 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
     ``fn(candidates, references) -> Scores | array``, or a mapping {name: any of those}.
     ``context``: a ``TransformContext`` to reuse (its neighbours, vocabulary, tags), else built
     from ``references`` (with ``features`` for image neighbours, else the tf-idf proxy).
+    ``images`` / ``scenes``: ``{image_id: image}`` / ``{image_id: Scene}`` for metrics that
+    see them (``dataset_pictures`` gives both for ``"world"``).
     """
     gamma = _check_gammas(gammas)
     codes = [get_transform(t).code for t in transforms]
@@ -123,7 +126,8 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
     loo = leave_one_out(references, seed=seed)
     if context is None:
         context = TransformContext.from_references(references, features)
-    fixed = fix_references(metrics, loo.references)
+    fixed = fix_references(metrics, loo.references, images=_rows(images, loo.images, "images"),
+                           scenes=_rows(scenes, loo.images, "scenes"))
     held = normalise(loo.held_out)
     base_scores = score_against(fixed, held)
     base = per_caption(base_scores)
@@ -144,6 +148,17 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
                          neighbours=context.neighbour_source, words="ptb")
     return RobustnessResult(curves, loo.images, tuple(held), captions, sig,
                             {m: s.signature for m, s in base_scores.items()})
+
+
+def _rows(pictures: Mapping | None, ids: Sequence[str], what: str) -> list | None:
+    """``pictures[id]`` for each row's image id (None if no pictures were given)."""
+    if pictures is None:
+        return None
+    missing = [i for i in ids if i not in pictures]
+    if missing:
+        raise ValueError(f"{len(missing)} image id(s) of the references have no {what} (first: "
+                         f"{missing[:5]}); give one for every image id")
+    return [pictures[i] for i in ids]
 
 
 def _progress(steps, progress: bool | str):

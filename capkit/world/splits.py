@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from capkit.world.scene import Scene, make_scenes
 
-STREAMS = {"train": 1, "val": 2, "world_expert": 101, "world_foil": 102, "world_systems": 103}
+STREAMS = {"train": 1, "val": 2, "world_expert": 101, "world_foil": 102, "world_systems": 103,
+           "world_robustness": 104}
 TRAINING = ("train", "val")
-BENCHMARKS = ("world_expert", "world_foil", "world_systems")
+BENCHMARKS = ("world_expert", "world_foil", "world_systems", "world_robustness")  # evaluation
 
 
 def split_scenes(split: str, n: int, seed: int = 0) -> list[Scene]:
