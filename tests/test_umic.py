@@ -219,3 +219,23 @@ def test_user_data_training_validates_on_held_out_images(tmp_path):
     with pytest.raises(ValueError, match="in both references and val_references"):
         U.train_umic(str(folder), schedule=s, references=refs, images=images,
                      val_references={"s0": refs["s0"]})
+
+
+def test_umic_and_vilbertscore_run_on_the_fourteen_real_images(shared_data):
+    """The same code on the real photographs offline (12 COCO + 2 CLIPScore example images):
+    the untrained tiny-vilt stand-in is labelled UNTRAINED, the world checkpoints ~world."""
+    from capkit.data import real_photographs
+    from capkit.metrics import score
+    cands, refs, pics = real_photographs()
+    assert len(cands) == len(refs) == len(pics) == 14 and all(p.is_file() for p in pics.values())
+    assert list(cands)[-2:] == ["image1", "image2"] and "42" not in cands
+    from capkit.metrics.umic import umic, umic_c
+    from capkit.metrics.vilbertscore import vilbertscore
+    for result in (umic(cands, refs, pics, model="tiny-vilt"),
+                   umic_c(cands, refs, pics, model="tiny-vilt"),
+                   vilbertscore(cands, refs, pics, model="tiny-vilt")):
+        assert "UNTRAINED" in result.signature and np.isfinite(result.per_caption).all()
+        assert len(result.per_caption) == 14
+    world = score(cands, refs, ["umic_world", "vilbertscore_world"], images=pics)
+    assert all("~world" in s.signature and np.isfinite(s.per_caption).all()
+               for s in world.values())

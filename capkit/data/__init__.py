@@ -19,6 +19,7 @@ from capkit.data.corpora import (
     load_coco_karpathy_test,
     load_diversity_set,
     load_flickr30k_test,
+    real_photographs,
 )
 from capkit.data.flickr8k import load_flickr8k_cf, load_flickr8k_expert
 from capkit.data.nebula import load_nebula
@@ -69,4 +70,5 @@ __all__ = [
     "pascal50s_references", "load_thumb", "load_nebula", "load_capeval1k",
     "load_coco_karpathy_test", "load_flickr30k_test", "load_diversity_set",
     "load_clipscore_example", "load_world_expert", "load_world_foil", "load_world_systems",
+    "real_photographs",
 ]

@@ -136,3 +136,22 @@ def load_clipscore_example() -> SystemCaptions:
     }
     return SystemCaptions(name="clipscore_example", references=refs, systems=systems,
                           images_dir=images_dir, protocol=protocol)
+
+
+def real_photographs(system: str = "updown_paddle") -> tuple[dict, dict, dict]:
+    """The 14 real photographs that come with the data, as ({key: caption}, {key: [references]},
+    {key: image path}): the 12 COCO Karpathy-test images of ``coco_karpathy_test`` captioned by
+    ``system``, then CLIPScore's two example images (``image1``, ``image2``) with their good
+    captions. Image metrics run on them offline only with world or UNTRAINED weights."""
+    from capkit.models.images import find_image_files
+    coco, example = load_coco_karpathy_test(), load_clipscore_example()
+    if system not in coco.systems:
+        raise ValueError(f"no system {system!r}; choose one of {', '.join(coco.systems)}")
+    ids = sorted(coco_id(p.name) for p in coco.images_dir.glob("COCO_val2014_*.jpg"))
+    cands = {i: coco.systems[system][i] for i in ids}
+    refs = {i: coco.references[i] for i in ids}
+    images = dict(zip(ids, find_image_files(ids, coco.images_dir)))
+    for key, caption in example.systems["good"].items():
+        cands[key], refs[key] = caption, example.references[key]
+        images[key] = example.images_dir / f"{key}.jpg"
+    return cands, refs, images

@@ -285,12 +285,13 @@ NAMED = {"world-vilt": "world_vilt", "umic-world": "umic_world"}     # shipped f
 
 def load_named(model: object = "world-vilt", *, device: str | None = None) -> VisionTextEncoder:
     """A loaded encoder (returned unchanged), a shipped world checkpoint by name (``world-vilt``,
-    ``umic-world``), or a ViLT hub name / folder (``load_vilt``); loaded once per process."""
+    ``umic-world``), ``tiny-vilt`` (UNTRAINED stand-in), or a ViLT hub name / folder
+    (``load_vilt``); loaded once per process."""
     if isinstance(model, VisionTextEncoder):
         return model
     if not isinstance(model, (str, Path)):
-        raise TypeError("model must be a name (world-vilt, umic-world, a ViLT hub name), a "
-                        f"folder, or a VisionTextEncoder; got {type(model).__name__}")
+        raise TypeError("model must be a name (world-vilt, umic-world, tiny-vilt, a ViLT hub "
+                        f"name), a folder, or a VisionTextEncoder; got {type(model).__name__}")
     return _load_cached(str(model), device)
 
 
@@ -298,7 +299,23 @@ def load_named(model: object = "world-vilt", *, device: str | None = None) -> Vi
 def _load_cached(name: str, device: str | None) -> VisionTextEncoder:
     if name in NAMED:
         return load_world_vilt(WEIGHTS_DIR / NAMED[name], device=device)
+    if name == TINY:
+        return tiny_vilt_encoder(device=device)
     return load_vilt(name, device=device)
+
+
+TINY = "tiny-vilt"
+
+
+def tiny_vilt_encoder(seed: int = 0, *, device: str | None = None) -> VisionTextEncoder:
+    """``tiny-vilt``: a randomly initialised ViLT retrieval model (``capkit.models.tiny``) on
+    32 x 32 squares, so the same code runs on any real image offline; its signature says
+    UNTRAINED, and its scores measure nothing."""
+    from capkit.models.presets import tiny_signature
+    from capkit.models.tiny import IMAGE_SIZE, tiny_vilt
+    model, tokenizer = tiny_vilt(seed)
+    pre = ImagePreprocess(IMAGE_SIZE, None, (0.5,) * 3, (0.5,) * 3, resize="square")
+    return VisionTextEncoder(model, tokenizer, pre, tiny_signature(TINY, seed), device=device)
 
 
 def _from_pretrained(name: str):
