@@ -236,7 +236,14 @@ def test_no_da_uses_system_captions_only_and_negatives_follow_the_code():
         kind, ids = da.pathological("RC", 0, human[0][0], rng)
         assert ids in human[1] + human[2]
     with pytest.raises(ValueError, match="negative kinds"):
+        Negatives(human, systems, 30, ("GAN",), 14)
+    with pytest.raises(ValueError, match="need a non-empty monte_carlo pool"):
         Negatives(human, systems, 30, ("MC",), 14)
+    mc = Negatives(human, systems, 30, ("system", "MC", "RC", "WP", "RW"), 14, [[25, 26, 27]])
+    kinds = [mc.draw(0, human[0][0], rng)[0] for _ in range(600)]
+    assert all(150 < kinds.count(k) < 250 for k in ("system", "MC"))   # a third each, as the paper
+    assert [ids for k, ids in (mc.draw(1, human[1][0], rng) for _ in range(60)) if k == "MC"][0] \
+        == [25, 26, 27]
 
 
 def test_no_leakage_and_two_folds(shared_data):
@@ -281,6 +288,9 @@ def test_train_command(tmp_path, monkeypatch, capsys):
     assert "p_human_RC" in text and "sha256" in text
     back = read_checkpoint(out)
     assert back.cfg.combine == "cbp" and back.meta["command"].startswith("capkit train leic")
+    assert back.meta["command"].endswith("--combine cbp --epochs 1")     # reproduces this one
+    assert main(["train", "leic", "--context", "image", "--out", str(tmp_path / "x.st")]) != 0
+    assert "add --world" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["train", "leic", "--fold", "3"])
     assert "--fold is 0, 1 or both" in capsys.readouterr().err
@@ -338,3 +348,42 @@ def test_metric_errors_say_what_to_do(tmp_path):
     with pytest.raises(ValueError, match="ships LEIC checkpoints"):
         from capkit.models.leic_critic import shipped_path
         shipped_path("leic_huge")
+
+
+# ----------------------------------------------------------------------------- Monte Carlo negatives
+
+def test_caption_language_model_learns_and_samples_are_seeded_words():
+    import torch
+
+    from capkit.training.caption_lm import LMSchedule, monte_carlo_pool, train_caption_lm
+    captions = [[4, 5, 6, 7]] * 150 + [[8, 9]] * 50
+    embeddings = np.random.default_rng(0).normal(size=(12, 6)).astype(np.float32)
+    s = LMSchedule(epochs=25, batch_size=50, lr=1e-2, hidden=32)
+    lm, losses = train_caption_lm(captions, 12, embeddings, max_words=6, seed=0, schedule=s)
+    assert losses[-1] < 0.5 * losses[0]
+    pool = monte_carlo_pool(lm, 400, 6, seed=0)
+    assert pool == monte_carlo_pool(lm, 400, 6, seed=0) != monte_carlo_pool(lm, 400, 6, seed=1)
+    assert all(1 <= len(c) <= 6 and min(c) >= 4 for c in pool)          # words only, no specials
+    share = [pool.count(c) / len(pool) for c in ([4, 5, 6, 7], [8, 9])]
+    assert share[0] > 0.6 and 0.1 < share[1] < 0.4                      # the corpus's 3 : 1
+    with pytest.raises(ValueError, match="temperature must be positive"):
+        lm.sample(2, 6, torch.Generator(), temperature=0)
+
+
+def test_leic_mc_trains_with_monte_carlo_fakes_reproducibly(monkeypatch):
+    import dataclasses
+
+    from capkit.models import glove as glove_module
+    from capkit.training import caption_lm
+    from capkit.training import leic as training
+    monkeypatch.setattr(glove_module, "load_glove", lambda path=None: toy_glove())
+    monkeypatch.setitem(caption_lm.LM_SCHEDULES, "tiny", dataclasses.replace(
+        caption_lm.LM_SCHEDULES["tiny"], pool=50, val_pool=20))
+    schedule = training.Schedule(epochs=1, images_per_step=20, max_val_images=40)
+    runs = [training.train_leic("leic_mc", "tiny", schedule=schedule, corpus=_synthetic_corpus(),
+                                out=None) for _ in range(2)]
+    meta = runs[0].model.meta
+    assert meta["negatives"] == ["system", "MC", "RC", "WP", "RW"]
+    assert meta["monte_carlo"]["schedule"]["pool"] == 50 and meta["monte_carlo"]["train_loss"]
+    assert "p_human_MC" in runs[0].final
+    assert runs[0].history == runs[1].history

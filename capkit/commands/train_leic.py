@@ -25,14 +25,19 @@ def _fold(text: str):
 def add_parser(models) -> None:
     q = models.add_parser("leic", help="the LEIC critic of Cui et al. 2018 (caption context; "
                           "benchmark images held out)")
-    q.add_argument("--variant", choices=["leic", "leic_no_da", "leic_rc"], default="leic",
-                   help="leic: machine + RC/WP/RW negatives; leic_no_da: machine captions only; "
-                   "leic_rc: RC only (the paper's Flickr8k critic)")
+    q.add_argument("--variant", choices=["leic", "leic_mc", "leic_no_da", "leic_rc"],
+                   default="leic",
+                   help="leic: machine + RC/WP/RW negatives; leic_mc: also Monte Carlo samples "
+                   "of a caption language model (the paper's full set); leic_no_da: machine "
+                   "captions only; leic_rc: RC only (the paper's Flickr8k critic)")
     q.add_argument("--preset", choices=["tiny", "small", "paper"], default="small",
                    help="sizes and schedule: tiny seconds, small a few minutes (shipped), paper "
                    "the code's sizes and 30 epochs (hours)")
     q.add_argument("--combine", choices=["concat", "cbp", "mlp"], default=None,
                    help="combination head (default: the preset's, mlp)")
+    q.add_argument("--context", choices=["caption", "image", "both"], default=None,
+                   help="what the critic reads beside the candidate: a reference caption, the "
+                   "image, or both (default: caption; with --world, both); image needs --world")
     q.add_argument("--fold", type=_fold, default=0,
                    help="half of the COCO images to train on: 0, 1 or both (default 0)")
     q.add_argument("--world", action="store_true",
@@ -63,6 +68,11 @@ def run(args: argparse.Namespace) -> int:
         output_dir(args.workdir, "--workdir")
     if args.epochs is not None and args.epochs < 1:
         raise ValueError(f"--epochs must be at least 1, got {args.epochs}")
+    if args.context not in (None, "caption") and not args.world:
+        raise ValueError(f"--context {args.context} reads the image, which real-data critics do "
+                         "not have offline; add --world, or use --context caption")
+    model_config = {k: v for k, v in (("combine", args.combine), ("context", args.context))
+                    if v is not None}
 
     from capkit.report import format_table
     from capkit.training.leic import default_schedule, train_leic
@@ -74,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                         seed=args.seed, fold=args.fold, threads=args.threads,
                         schedule=schedule, glove=args.glove, resume=args.resume,
                         world=args.world,
-                        model_config={"combine": args.combine} if args.combine else None,
+                        model_config=model_config or None,
                         progress=args.format != "json")
     seconds = time.perf_counter() - start
     if args.format == "json":
@@ -82,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                           "seconds": seconds, "history": result.history}, indent=1))
         return 0
     keys = [k for k in ("epoch", "train_loss", "val_loss", "val_accuracy", "p_human_human",
-                        "p_human_system", "p_human_RC", "p_human_WP", "p_human_RW")
+                        "p_human_system", "p_human_MC", "p_human_RC", "p_human_WP", "p_human_RW")
             if k in result.final]
     print(format_table(keys, [[h.get(k) for k in keys] for h in result.history], args.format,
                        digits=4))

@@ -40,7 +40,8 @@ from capkit.models.leic_critic import LEIC, critic_vocabulary
 from capkit.training.i2ce import STATE_INFO, deterministic, load_state, save_state
 from capkit.training.leic_data import KINDS, CriticCorpus, Negatives, critic_corpus
 
-VARIANTS = {"leic": KINDS, "leic_no_da": ("system",), "leic_rc": ("RC",)}
+VARIANTS = {"leic": ("system", "RC", "WP", "RW"), "leic_mc": KINDS, "leic_no_da": ("system",),
+            "leic_rc": ("RC",)}
 SALT_EPOCH, SALT_VAL = 13, 14
 
 
@@ -122,6 +123,8 @@ def evaluate(model: Critic, human, negatives: Negatives, features, seed: int, li
         options = [("human", human[i][b])]
         if "system" in negatives.kinds and negatives.systems[i]:
             options += [("system", s) for s in negatives.systems[i]]
+        if "MC" in negatives.kinds:
+            options.append(("MC", negatives.monte_carlo[rng.integers(len(negatives.monte_carlo))]))
         options += [negatives.pathological(k, i, ref, rng) for k in ("RC", "WP", "RW")]
         for kind, cand in options:
             refs.append(ref)
@@ -158,17 +161,35 @@ def _setup(variant, preset, corpus: CriticCorpus, glove, schedule, model_config,
         torch.manual_seed(seed)
         model = Critic(cfg, embedding_matrix(vocab, vectors, seed))
     data = {}
+    pools = {"train": None, "val": None}
+    if "MC" in VARIANTS[variant]:
+        from capkit.training.caption_lm import LM_SCHEDULES
+        pools = _monte_carlo(vocab, vectors, corpus, cfg.max_len - 1, seed,
+                             LM_SCHEDULES.get(preset, LM_SCHEDULES["small"]))
     for part, captions in (("train", corpus.train), ("val", corpus.val)):
         keys = list(captions)
         ids = _ids(vocab, captions)
         human = [ids[k] for k in keys]
         systems = _ids(vocab, {k: list(corpus.systems.get(k, {}).values()) for k in keys})
         negatives = Negatives(human, [systems[k] for k in keys], len(vocab),
-                              VARIANTS[variant], cfg.max_len - 1)
+                              VARIANTS[variant], cfg.max_len - 1, pools[part])
         feats = None if cfg.context == "caption" else torch.as_tensor(
             np.stack([corpus.features[k] for k in keys]), dtype=torch.float32)
         data[part] = (human, negatives, feats)
+    data["lm_loss"] = pools.get("lm_loss")
     return vectors, vocab, cfg, model, data
+
+
+def _monte_carlo(vocab, vectors, corpus: CriticCorpus, max_words: int, seed: int,
+                 s) -> dict:
+    """Monte Carlo pools for training and held-out fakes, from one caption language model
+    fitted to the training captions (``capkit.training.caption_lm``; disjoint seeded draws)."""
+    from capkit.training.caption_lm import monte_carlo_pool, train_caption_lm
+    train_ids = [c for caps in _ids(vocab, corpus.train).values() for c in caps]
+    lm, losses = train_caption_lm(train_ids, len(vocab), embedding_matrix(vocab, vectors, seed),
+                                  max_words=max_words, seed=seed, schedule=s)
+    pool = monte_carlo_pool(lm, s.pool + s.val_pool, max_words, seed, s.temperature)
+    return {"train": pool[:s.pool], "val": pool[s.pool:], "lm_loss": losses}
 
 
 def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path | None = None,
@@ -178,8 +199,9 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
                world: bool = False, resume: bool = False, progress: bool = False) -> TrainResult:
     """Train a LEIC critic (see the module docstring); returns the model and history.
 
-    ``variant``: ``leic`` (system captions + RC/WP/RW fakes) or ``leic_no_da`` (system captions
-    only). ``preset``: sizes (``capkit.models.leic.PRESETS``) and default schedule. ``fold``: which
+    ``variant``: ``leic`` (system captions + RC/WP/RW fakes), ``leic_mc`` (the paper's full set:
+    system captions, Monte Carlo samples of a caption language model, RC/WP/RW), ``leic_no_da``
+    (system captions only) or ``leic_rc`` (RC only). ``preset``: sizes (``capkit.models.leic.PRESETS``) and default schedule. ``fold``: which
     half of the COCO images to train on (0, 1, or None for both). ``model_config``: fields of the
     ``LEICConfig`` to change, e.g. ``{"combine": "cbp"}``. ``world``: train in capkit's world
     (``capkit.training.leic_world``: image + caption context by default, world systems as
@@ -195,6 +217,7 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
     schedule = schedule or default_schedule(variant, preset, world)
     workdir = None if workdir is None else Path(workdir)
     saved = load_state(workdir) if resume else None       # fails before any work is done
+    user_config = dict(model_config or {})
     with deterministic(threads), torch.random.fork_rng(devices=[]):
         if world:
             from capkit.training.leic_world import world_corpus
@@ -212,7 +235,9 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
                   "threads": threads, "schedule": dataclasses.asdict(schedule),
                   "glove": vectors.source, "vocab_size": len(vocab),
                   "negatives": list(negatives.kinds),
-                  **({"model_config": model_config} if model_config else {})}
+                  **({"model_config": model_config} if model_config else {}),
+                  **({"monte_carlo": _lm_recipe(preset, data["lm_loss"])}
+                     if "MC" in negatives.kinds else {})}
         optimizer = torch.optim.Adam(model.parameters(), lr=schedule.lr)
         history: list[dict] = []
         if saved is not None:
@@ -240,10 +265,27 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
                 "history": history, "corpus": corpus.protocol,
                 "command": (f"capkit train leic --variant {variant} --preset {preset} "
                             f"--seed {seed} --fold {fold_arg} --threads {threads}"
-                            + (" --world" if world else ""))}
+                            + (" --world" if world else "") + _options(user_config, schedule,
+                                                                         variant, preset, world))}
         result = LEIC(model.eval(), vocab, meta)
         sha = result.save(out) if out is not None else None
     return TrainResult(result, history, None if out is None else Path(out), sha)
+
+
+def _lm_recipe(preset: str, losses: list[float]) -> dict:
+    from capkit.training.caption_lm import LM_SCHEDULES
+    return {"language_model": "LSTM, adaptive softmax (capkit.models.caption_lm)",
+            "schedule": dataclasses.asdict(LM_SCHEDULES.get(preset, LM_SCHEDULES["small"])),
+            "train_loss": losses}
+
+
+def _options(config: dict, schedule: Schedule, variant: str, preset: str, world: bool) -> str:
+    """The command-line options that reproduce a non-default head, context or epoch count (the
+    default recipe's command, and so the shipped checkpoints' bytes, stay as they were)."""
+    out = "".join(f" --{k} {config[k]}" for k in ("combine", "context") if k in config)
+    if schedule.epochs != default_schedule(variant, preset, world).epochs:
+        out += f" --epochs {schedule.epochs}"
+    return out
 
 
 def _epoch(model, optimizer, epoch, usable, train, schedule, seed, cfg, progress, tqdm) -> dict:

@@ -12,13 +12,15 @@ keeps them by image:
   equal to a benchmark text is dropped), the paper's "generator" negatives.
 
 ``Negatives`` draws the fake candidate of a training pair as the authors' ``train()`` does: a
-kind uniformly among the enabled ones (a system's caption of this image; or a pathological
-transform: RC, WP or RW with equal odds), with the code's word counts (RW/WP change n words,
+kind uniformly among the enabled ones (a system's caption of this image; a Monte Carlo sample;
+or a pathological transform: RC, WP or RW with equal odds), with the code's word counts (RW/WP change n words,
 n uniform in [min(2, L - 1), L - 1], L the caption's length) and capkit.transforms' word-level
 kernels (``permute_words``: the chosen words move along one cycle; ``replace_words``: each
 chosen word becomes another vocabulary word). RC takes a human caption of another random
 training image (uniform, as the code; the robustness study's RC picks near neighbours instead).
-The Monte Carlo negatives (samples of a caption language model) are not implemented.
+The Monte Carlo negatives ("MC") are samples of a caption language model fitted to the training
+captions (``capkit.models.caption_lm``), drawn uniformly from a seeded pool; the authors sampled
+theirs from their captioner, per image, and did not release them.
 Tested in tests/test_leic.py; explained in notebooks/05_learned_critic.ipynb, "Training data".
 """
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 SALT_FOLD = 1305           # seeds the two-fold split of the COCO images with the user's seed
 PATHOLOGICAL = ("RC", "WP", "RW")
-KINDS = ("system",) + PATHOLOGICAL
+KINDS = ("system", "MC") + PATHOLOGICAL
 
 
 @dataclass(frozen=True)
@@ -93,19 +95,25 @@ class Negatives:
     """Fake candidates as word-id lists (see the module docstring)."""
 
     def __init__(self, human: list[list[list[int]]], systems: list[list[list[int]]],
-                 vocab_size: int, kinds: tuple[str, ...], max_words: int):
+                 vocab_size: int, kinds: tuple[str, ...], max_words: int,
+                 monte_carlo: list[list[int]] | None = None):
         unknown = set(kinds) - set(KINDS)
         if unknown or not kinds:
             raise ValueError(f"negative kinds must be a non-empty subset of {KINDS}, got {kinds}")
+        if ("MC" in kinds) != bool(monte_carlo):
+            raise ValueError("Monte Carlo negatives (kind MC) need a non-empty monte_carlo pool, "
+                             "and a pool needs the kind MC")
         from capkit.models.i2ce_vocab import SPECIALS
         self.human, self.systems, self.kinds = human, systems, tuple(kinds)
+        self.monte_carlo = monte_carlo or []
         self.words = list(range(len(SPECIALS), vocab_size))   # the code: ids in [4, V)
         self.index = {w: i for i, w in enumerate(self.words)}
         self.max_words = max_words
 
     def groups(self, image: int) -> list[str]:
-        """The kinds this image can draw: "system" if it has machine captions; "path"."""
+        """The kinds this image can draw: "system" if it has machine captions; "MC"; "path"."""
         out = ["system"] if "system" in self.kinds and self.systems[image] else []
+        out += ["MC"] if "MC" in self.kinds else []
         return out + (["path"] if set(self.kinds) & set(PATHOLOGICAL) else [])
 
     def usable(self, image: int) -> bool:
@@ -117,6 +125,8 @@ class Negatives:
         if group == "system":
             caps = self.systems[image]
             return "system", caps[rng.integers(len(caps))]
+        if group == "MC":
+            return "MC", self.monte_carlo[rng.integers(len(self.monte_carlo))]
         kinds = [k for k in PATHOLOGICAL if k in self.kinds]
         return self.pathological(kinds[rng.integers(len(kinds))], image, ref, rng)
 
