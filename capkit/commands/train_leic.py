@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from capkit.commands.args import output_dir, output_file
-    name = args.variant.replace("leic", "leic_world") if args.world else args.variant
+    from capkit.training.leic import checkpoint_name
+    name = checkpoint_name(args.variant, args.world, args.context)
     out = output_file(args.out or f"{name}_{args.preset}.safetensors")
     if args.workdir is not None:
         output_dir(args.workdir, "--workdir")

@@ -80,6 +80,11 @@ BUILTIN = [
                trained="capkit train leic --variant leic_no_da (shipped checkpoint)",
                paper="Cui et al. 2018 (LEIC), caption context, no augmentation",
                notebook=f"{NB05} scoring"),
+    MetricSpec("leic_mc", "capkit.metrics.leic:leic", {"model": "leic_mc"},
+               trained="capkit train leic --variant leic_mc (shipped checkpoint)",
+               paper="Cui et al. 2018 (LEIC), caption context, the paper's full augmentation: "
+                     "machine, Monte Carlo (a caption language model) and RC/WP/RW fakes",
+               notebook=f"{NB05} scoring"),
     MetricSpec("leic_rc", "capkit.metrics.leic:leic", {"model": "leic_rc"},
                trained="capkit train leic --variant leic_rc (shipped checkpoint)",
                paper="Cui et al. 2018 (LEIC), caption context, RC negatives only (its Flickr8k "
@@ -90,6 +95,12 @@ BUILTIN = [
                        f"{label}", notebook=f"{NB05} in the world")
       for name, variant, label in (("leic_world", "leic", "with augmentation"),
                                    ("leic_world_no_da", "leic_no_da", "no augmentation"))),
+    MetricSpec("leic_world_caption", "capkit.metrics.leic:leic", {"model": "leic_world_caption"},
+               trained="capkit train leic --variant leic --world --context caption (shipped "
+                       "checkpoint)",
+               paper="Cui et al. 2018 (LEIC) on capkit's world, caption context only (no image), "
+                     "with augmentation: the control of leic_world",
+               notebook=f"{NB05} in the world"),
     MetricSpec("umic_world", "capkit.metrics.umic:umic", {"model": "umic-world"},
                references=False, images=True,
                trained="capkit train world-vilt, then capkit train umic (shipped checkpoint)",

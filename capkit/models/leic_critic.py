@@ -25,9 +25,10 @@ from capkit.models.leic import HUMAN, Critic, LEICConfig, encode_ids
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 SHIPPED = {"leic": "leic_small.safetensors", "leic_no_da": "leic_small_no_da.safetensors",
-           "leic_rc": "leic_small_rc.safetensors",
+           "leic_rc": "leic_small_rc.safetensors", "leic_mc": "leic_small_mc.safetensors",
            "leic_world": "leic_world_small.safetensors",
-           "leic_world_no_da": "leic_world_small_no_da.safetensors"}
+           "leic_world_no_da": "leic_world_small_no_da.safetensors",
+           "leic_world_caption": "leic_world_small_caption.safetensors"}
 META_KEY = "leic"
 
 
@@ -171,7 +172,8 @@ def load_leic(model: str | Path | LEIC | None = None, *, device: str | None = No
         path = shipped_path(name)
         if not path.is_file():
             world = " --world" if name.startswith("leic_world") else ""
-            variant = name.replace("_world", "")
+            world += " --context caption" if name.endswith("_caption") else ""
+            variant = name.replace("_world", "").replace("_caption", "")
             raise FileNotFoundError(f"capkit ships no LEIC checkpoint {path.name} here; make it "
                                     f"with `capkit train leic --variant {variant}{world} "
                                     f"--out {path}`")

@@ -259,7 +259,7 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
                                      "optimizer": optimizer.state_dict()},
                            {"recipe": recipe, "history": history, "done": epoch + 1})
         fold_arg = "both" if fold is None else fold
-        name = variant.replace("leic", "leic_world") if world else variant
+        name = checkpoint_name(variant, world, user_config.get("context"))
         meta = {**recipe, "name": name, "image_encoder": corpus.protocol.get("image_encoder"),
                 "glove_path": None if glove is None else str(glove),
                 "history": history, "corpus": corpus.protocol,
@@ -270,6 +270,15 @@ def train_leic(variant: str = "leic", preset: str = "small", *, out: str | Path 
         result = LEIC(model.eval(), vocab, meta)
         sha = result.save(out) if out is not None else None
     return TrainResult(result, history, None if out is None else Path(out), sha)
+
+
+def checkpoint_name(variant: str, world: bool, context: str | None = None) -> str:
+    """``leic``, ``leic_world``, ``leic_world_no_da``, ``leic_world_caption`` ...: the variant,
+    ``_world`` in the world, and a world critic's context when it is not the default (both)."""
+    if not world:
+        return variant
+    name = variant.replace("leic", "leic_world")
+    return name if context in (None, "both") else f"{name}_{context}"
 
 
 def _lm_recipe(preset: str, losses: list[float]) -> dict:
