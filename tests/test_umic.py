@@ -239,3 +239,15 @@ def test_umic_and_vilbertscore_run_on_the_fourteen_real_images(shared_data):
     world = score(cands, refs, ["umic_world", "vilbertscore_world"], images=pics)
     assert all("~world" in s.signature and np.isfinite(s.per_caption).all()
                for s in world.values())
+
+
+def test_margin_is_an_option_recorded_in_the_command(tmp_path, capsys):
+    from capkit.cli import main
+    from capkit.models.world_vilt import read_meta
+    out = tmp_path / "umic"
+    assert main(["train", "umic", "--preset", "tiny", "--margin", "0.5", "--out", str(out),
+                 "--format", "json"]) == 0
+    meta = read_meta(out)
+    assert meta["schedule"]["margin"] == 0.5 and meta["command"].endswith("--margin 0.5")
+    assert main(["train", "umic", "--margin", "2", "--out", str(tmp_path / "v")]) != 0
+    assert "between 0 and 1" in capsys.readouterr().err

@@ -15,6 +15,7 @@ with ``coco_train_refs.json`` = {image_id: [its five captions]} (the Karpathy tr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 
@@ -62,6 +63,9 @@ def register_vilt(models) -> None:
     u.add_argument("--val-fraction", type=float, default=0.1,
                    help="share of --references' images held out for validation when no "
                    "--val-references is given (seeded by --seed; default 0.1)")
+    u.add_argument("--margin", type=float, default=None,
+                   help="the hinge loss's margin M in max(0, M + s_neg - s_pos) (default 0.2, "
+                   "UMIC's)")
     u.add_argument("--device", default=None, help="cpu (default), cuda, ...")
     u.add_argument("--seed", type=int, default=0)
     u.add_argument("--threads", type=int, default=1)
@@ -119,9 +123,16 @@ def run_umic(args: argparse.Namespace) -> int:
     out = output_dir(args.out or f"umic_{args.preset}", "--out")
     references, images, val_references = _user_data(args)
 
-    from capkit.training.umic import NEGATIVE_TYPES, train_umic
+    from capkit.training.umic import NEGATIVE_TYPES, SCHEDULES, train_umic
+    schedule = None
+    if args.margin is not None:
+        if not 0 < args.margin < 1:
+            raise ValueError(f"--margin is a difference of two sigmoid scores, between 0 and 1 "
+                             f"(exclusive); got {args.margin}")
+        schedule = dataclasses.replace(SCHEDULES[args.preset], margin=args.margin)
     start = time.perf_counter()
     result = train_umic(args.backbone, out=out, preset=args.preset, seed=args.seed,
+                        schedule=schedule,
                         threads=args.threads, references=references, images=images,
                         val_references=val_references, val_fraction=args.val_fraction,
                         device=args.device, progress=args.format != "json")

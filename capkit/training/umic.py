@@ -311,6 +311,7 @@ def train_umic(backbone: str | Path = "world-vilt", *, out: str | Path | None = 
                       "best_epoch": best, "history": history, "torch": torch.__version__,
                       "text": "transforms normal form" if enc.normal_form else "as given",
                       "command": f"capkit train umic --backbone {backbone} --preset {preset} "
-                                 f"--seed {seed} --threads {threads}"}
+                                 f"--seed {seed} --threads {threads}"
+                                 + ("" if s.margin == MARGIN else f" --margin {s.margin:g}")}
             sha = save_folder(enc.model, enc.tokenizer, out, recipe, enc.preprocess)
     return TrainResult(enc, history, best, None if out is None else Path(out), sha)
