@@ -50,9 +50,13 @@ def reports(tmp_path_factory) -> dict:
     shutil.copytree(REPO / "notebooks", root / "notebooks")
     results: dict[str, object] = {}
 
+    # one thread per kernel when kernels run side by side: two kernels each spinning two OpenMP
+    # threads on two cores run several times slower than one after the other
+    env = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"} if WORKERS > 1 else None
+
     def work(queue: list[Path]) -> None:
         try:
-            with sync_playwright() as p, lab_server(root) as (base, token):
+            with sync_playwright() as p, lab_server(root, env=env) as (base, token):
                 browser = open_browser(p)
                 for path in queue:
                     try:
