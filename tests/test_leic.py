@@ -387,3 +387,22 @@ def test_leic_mc_trains_with_monte_carlo_fakes_reproducibly(monkeypatch):
     assert meta["monte_carlo"]["schedule"]["pool"] == 50 and meta["monte_carlo"]["train_loss"]
     assert "p_human_MC" in runs[0].final
     assert runs[0].history == runs[1].history
+
+
+def test_every_shipped_critic_loads_is_small_and_names_its_command(tmp_path, monkeypatch):
+    from capkit.models import leic_critic
+    for name, file in leic_critic.SHIPPED.items():
+        path = leic_critic.shipped_path(name)
+        assert path.stat().st_size < 20_000_000, name
+        critic = leic_critic.load_leic(name)
+        command = critic.meta["command"]
+        assert command.startswith("capkit train leic --variant leic"), name
+        assert ("--world" in command) == name.startswith("leic_world"), name
+        for suffix, option in (("_cbp", "--combine cbp"), ("_concat", "--combine concat"),
+                               ("_caption", "--context caption"), ("_image", "--context image")):
+            assert (option in command) == name.endswith(suffix), name
+    monkeypatch.setattr(leic_critic, "WEIGHTS_DIR", tmp_path)
+    with pytest.raises(FileNotFoundError, match="--variant leic --combine cbp --out"):
+        leic_critic.load_leic("leic_cbp")
+    with pytest.raises(FileNotFoundError, match="--variant leic --world --context image --out"):
+        leic_critic.load_leic("leic_world_image")

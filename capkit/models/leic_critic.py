@@ -28,7 +28,10 @@ SHIPPED = {"leic": "leic_small.safetensors", "leic_no_da": "leic_small_no_da.saf
            "leic_rc": "leic_small_rc.safetensors", "leic_mc": "leic_small_mc.safetensors",
            "leic_world": "leic_world_small.safetensors",
            "leic_world_no_da": "leic_world_small_no_da.safetensors",
-           "leic_world_caption": "leic_world_small_caption.safetensors"}
+           "leic_world_caption": "leic_world_small_caption.safetensors",
+           # the paper's other heads and the image-only world critic: notebook 05's Fig. 5 only
+           "leic_cbp": "leic_small_cbp.safetensors", "leic_concat": "leic_small_concat.safetensors",
+           "leic_world_image": "leic_world_small_image.safetensors"}
 META_KEY = "leic"
 
 
@@ -172,8 +175,11 @@ def load_leic(model: str | Path | LEIC | None = None, *, device: str | None = No
         path = shipped_path(name)
         if not path.is_file():
             world = " --world" if name.startswith("leic_world") else ""
-            world += " --context caption" if name.endswith("_caption") else ""
-            variant = name.replace("_world", "").replace("_caption", "")
+            options = {"_caption": " --context caption", "_image": " --context image",
+                       "_cbp": " --combine cbp", "_concat": " --combine concat"}
+            suffix = next((k for k in options if name.endswith(k)), "")
+            world += options.get(suffix, "")
+            variant = name.replace("_world", "").removesuffix(suffix)
             raise FileNotFoundError(f"capkit ships no LEIC checkpoint {path.name} here; make it "
                                     f"with `capkit train leic --variant {variant}{world} "
                                     f"--out {path}`")
