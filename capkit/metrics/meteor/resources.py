@@ -201,9 +201,12 @@ def _encode_phrases(lines: list[str], vocab: dict[str, int]) -> np.ndarray:
 
 def _read_paraphrases(table: Path) -> dict[str, np.ndarray]:
     """Stream the table (probability / phrase / paraphrase, three lines an entry) into hashes."""
+    from capkit.progress import bar
     vocab: dict[str, int] = {}
     refs, pars = [], []
-    with gzip.open(table, "rt", encoding="utf-8", newline="\n") as f:
+    with open(table, "rb") as raw, gzip.open(raw, "rt", encoding="utf-8", newline="\n") as f, \
+            bar(total=table.stat().st_size, desc="METEOR paraphrases (first use only)",
+                unit="B", unit_scale=True) as shown:      # the bytes of the .gz read so far
         while True:
             lines = list(itertools.islice(f, 600_000))     # "\n" kept: split() drops it
             n = len(lines) // 3
@@ -211,6 +214,7 @@ def _read_paraphrases(table: Path) -> dict[str, np.ndarray]:
                 break
             refs.append(_encode_phrases(lines[1:3 * n:3], vocab))
             pars.append(_encode_phrases(lines[2:3 * n:3], vocab))
+            shown.update(raw.tell() - shown.n)
     ref_hash, ref_id = np.unique(np.concatenate(refs), return_inverse=True)
     par_hash, par_id = np.unique(np.concatenate(pars), return_inverse=True)
     order = np.argsort(ref_id, kind="stable")          # group by phrase, keep file order
