@@ -73,10 +73,8 @@ class BridgeTowerEncoder:
         return out
 
     def check_layer(self, layer: int) -> int:
-        if not isinstance(layer, (int, np.integer)) or not 1 <= layer <= self.num_layers:
-            raise ValueError(f"layer must be an integer from 1 to {self.num_layers} (the "
-                             f"cross-modal layers), got {layer!r}")
-        return int(layer)
+        from capkit.models.world_vilt import check_layer
+        return check_layer(layer, self.num_layers, "the cross-modal layers")
 
 
 def is_bridgetower(name_or_path: str | Path) -> bool:

@@ -229,10 +229,15 @@ class VisionTextEncoder:
         return out
 
     def check_layer(self, layer: int) -> int:
-        if not isinstance(layer, (int, np.integer)) or not 1 <= layer <= self.num_layers:
-            raise ValueError(f"layer must be an integer from 1 to {self.num_layers} (the "
-                             f"encoder's layers), got {layer!r}")
-        return int(layer)
+        return check_layer(layer, self.num_layers, "the encoder's layers")
+
+
+def check_layer(layer: int, num_layers: int, what: str) -> int:
+    """``layer`` as an int in 1..``num_layers``, else a ValueError naming ``what`` they are."""
+    if not isinstance(layer, (int, np.integer)) or not 1 <= layer <= num_layers:
+        raise ValueError(f"layer must be an integer from 1 to {num_layers} ({what}), "
+                         f"got {layer!r}")
+    return int(layer)
 
 
 def image_embeddings(vilt, pixels):
