@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from capkit.models.i2ce_vocab import BOS, EOS, PAD, SPECIALS, UNK
+from capkit.models.i2ce_vocab import BOS, EOS, PAD, UNK
 
 
 class CaptionLM(nn.Module):
@@ -78,8 +78,3 @@ class CaptionLM(nn.Module):
 
 
 CUTOFFS = (500, 2000)
-
-
-def special_free(ids: list[int]) -> bool:
-    """True when a sample holds only vocabulary words (no <pad>/<unk>/<bos>/<eos>)."""
-    return bool(ids) and min(ids) >= len(SPECIALS)
