@@ -437,7 +437,14 @@ class CharMap(dict):
         if len(codes) <= 1:
             return re.escape(chr(codes.pop())) if codes else "(?!)"
         runs = _runs([(c, c) for c in codes])
-        return "[" + "".join("\\x%02x" % a + ("-\\x%02x" % b if b > a else "") for a, b in runs) + "]"
+        return "[" + "".join(_class_char(a) + ("-" + _class_char(b) if b > a else "") for a, b in runs) + "]"
+
+
+def _class_char(code: int) -> str:
+    """A character inside a class, escaped only where it could mean something there: letters,
+    digits and the mapped codes stand as themselves (the regex parser reads them fastest)."""
+    c = chr(code)
+    return c if c.isalnum() and c.isascii() or code >= 0x80 else "\\x%02x" % code
 
 
 def _expand(p: str, done: dict[str, str]) -> str:
@@ -476,5 +483,6 @@ def build_lexer() -> tuple[CharMap, re.Pattern, list[tuple[int, int, str]]]:
     wide = "".join(parts)
     atoms = [a for a in set(_ATOM.findall(wide)) if a.startswith("[") or a[1] in "uUx"]
     charmap = CharMap(atoms)
-    pattern = _ATOM.sub(lambda m: charmap.rewrite(m.group()) if m.group() in charmap.atoms else m.group(), wide)
+    rewritten = {atom: charmap.rewrite(atom) for atom in atoms}
+    pattern = _ATOM.sub(lambda m: rewritten.get(m.group(), m.group()), wide)
     return charmap, re.compile(pattern), slots
