@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from capkit.commands import COMMANDS
@@ -17,7 +18,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="capkit", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    wanted = next((a for a in (argv or []) if not a.startswith("-")), None)
+    wanted = _command(argv or [])
     for name, (module, help_text) in COMMANDS.items():
         if wanted is None or name == wanted:
             importlib.import_module(f"capkit.commands.{module}").register(sub)
@@ -26,8 +27,18 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _command(argv: list[str]) -> str | None:
+    """The subcommand named in ``argv`` (its first word that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if _command(argv) == "score" and "numpy" not in sys.modules:
+        # numpy's OpenBLAS starts a thread per core as it loads: a tenth of a short `capkit
+        # score` on a 2-core machine, for metrics that make no BLAS call needing threads.
+        # An OPENBLAS_NUM_THREADS the user set wins.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args = build_parser(argv).parse_args(argv)
     try:
         return args.func(args)
