@@ -310,12 +310,12 @@ def _tokens_of(texts: list[str]) -> tuple[list[str] | None, np.ndarray | None]:
 
     One ``str.split`` of the joined texts makes each token string once, where splitting every
     text on its own, then flattening the lists, makes a list per text and walks every token
-    twice. Assumes no whitespace but the space within a text (``_splits_apart`` is False)."""
-    joined = "\n".join(texts)
-    if "  " in joined or " \n" in joined or "\n " in joined or joined[:1] == " " \
-            or joined[-1:] == " ":
-        return None, None
+    twice. Assumes no whitespace but the space within a text (``_splits_apart`` is False).
+    A text has at most its spaces + 1 tokens, exactly as many when no space leads, trails or
+    follows another: so the totals agree only if every text is single-spaced."""
     spaces = np.fromiter(map(str.count, texts, itertools.repeat(" ")), dtype=np.int64,
                          count=len(texts))
     nonempty = np.fromiter(map(bool, texts), dtype=bool, count=len(texts))
-    return joined.split(), np.where(nonempty, spaces + 1, 0)
+    lengths = np.where(nonempty, spaces + 1, 0)
+    flat = "\n".join(texts).split()
+    return (flat, lengths) if len(flat) == int(lengths.sum()) else (None, None)
