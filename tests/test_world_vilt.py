@@ -133,3 +133,34 @@ def test_world_folders_and_bad_names_give_clear_errors(tmp_path):
         W.get_config("huge")
     with pytest.raises(TypeError, match="model must be a name"):
         W.load_named(3)
+
+
+def test_small_preset_starts_from_world_clip_vision_tower(scenes):
+    """Pre-training starts from world-CLIP's vision tower: the rewritten patch projection on
+    ViLT's pixels gives CLIP's patch embeddings on CLIP's, and every layer is copied."""
+    from transformers import CLIPModel
+
+    from capkit.models import world_clip
+    from capkit.training.world_vilt import start_from_world_clip
+    model = W.build_model(W.get_config("small"), vocab_size=50)
+    sha = start_from_world_clip(model)
+    assert sha == world_clip.checkpoint_sha256(world_clip.SHIPPED)
+    clip = CLIPModel.from_pretrained(str(world_clip.SHIPPED)).vision_model
+    images = [s.render(64) for s in scenes]
+    with torch.no_grad():
+        theirs = clip.embeddings(torch.from_numpy(world_clip.PREPROCESS.batch(images)[0]))
+        ours = W.image_embeddings(model.vilt, torch.from_numpy(W.PREPROCESS.batch(images)[0]))
+    torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-5)
+    layer, vilt = clip.encoder.layers[2], model.vilt.encoder.layer[2]
+    assert torch.equal(layer.mlp.fc2.weight, vilt.output.dense.weight)
+    assert torch.equal(layer.self_attn.k_proj.bias, vilt.attention.attention.key.bias)
+    fresh = W.build_model(W.get_config("small"), vocab_size=50)           # same seed
+    for name in ("vilt.pooler.dense.weight", "rank_output.weight",
+                 "vilt.embeddings.text_embeddings.word_embeddings.weight"):
+        assert torch.equal(model.state_dict()[name], fresh.state_dict()[name])  # left random
+
+
+def test_world_clip_start_refuses_a_model_of_another_width():
+    from capkit.training.world_vilt import start_from_world_clip
+    with pytest.raises(ValueError, match="small preset"):
+        start_from_world_clip(W.build_model(W.get_config("tiny"), vocab_size=50))

@@ -10,6 +10,9 @@ the caption in *one* transformer, like UNITER without a detector, and its retrie
     image  (B, 3, 64, 64) -> 8 x 8 patches + [CLS] -> patch + position + type-1       (B, 65, D)
     [text ; image] -> L transformer layers -> pooler (dense + tanh on <bos>) -> rank_output (B, 1)
 
+The shipped (``small``) model has D = 96, L = 3, and starts its pre-training from world-CLIP's
+vision tower, as ViLT starts from an ImageNet ViT (``capkit.training.world_vilt``).
+
 ``VisionTextEncoder`` holds model, tokenizer and preprocessing (made by one loader, so they
 cannot mismatch) and gives the two things the metrics need: the matching logit
 (``matching_logits``: UMIC-C, and UMIC after fine-tuning) and the token states of a chosen layer
@@ -61,14 +64,16 @@ FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config
 class WorldViltConfig:
     image_size: int = 64
     patch: int = 8
-    hidden: int = 64
-    layers: int = 2
+    hidden: int = 96              # small: world-CLIP's vision tower's sizes and activation, so
+    layers: int = 3               # pre-training can start from it (as ViLT starts from ViT)
     heads: int = 4
     context: int = 40             # text positions (<bos> + words + <eos>), ViLT's 40
+    act: str = "quick_gelu"
+    layer_norm_eps: float = 1e-5
 
 
 PRESETS = {
-    "tiny": WorldViltConfig(hidden=32, layers=1, heads=2),
+    "tiny": WorldViltConfig(hidden=32, layers=1, heads=2, act="gelu", layer_norm_eps=1e-12),
     "small": WorldViltConfig(),                 # the shipped checkpoint
 }
 
@@ -99,7 +104,8 @@ def build_model(cfg: WorldViltConfig, vocab_size: int, seed: int = 0):
     from capkit.models.runtime import seeded
     config = ViltConfig(vocab_size=vocab_size, hidden_size=cfg.hidden,
                         num_hidden_layers=cfg.layers, num_attention_heads=cfg.heads,
-                        intermediate_size=4 * cfg.hidden, hidden_dropout_prob=0.0,
+                        intermediate_size=4 * cfg.hidden, hidden_act=cfg.act,
+                        layer_norm_eps=cfg.layer_norm_eps, hidden_dropout_prob=0.0,
                         attention_probs_dropout_prob=0.0, image_size=cfg.image_size,
                         patch_size=cfg.patch, max_position_embeddings=cfg.context,
                         max_image_length=-1, pad_token_id=0)

@@ -64,9 +64,9 @@ MARGIN = 0.2
 @dataclass(frozen=True)
 class Schedule:
     n_scenes: int = 2048               # world data only
-    epochs: int = 3
+    epochs: int = 6
     batch_size: int = 32               # positives per step (each with 5 negatives)
-    lr: float = 1e-4
+    lr: float = 3e-4
     weight_decay: float = 0.01
     warmup: int = 10
     clip: float = 1.0
