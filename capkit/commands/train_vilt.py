@@ -26,7 +26,8 @@ def register_vilt(models) -> None:
     v = models.add_parser("world-vilt", help="world-ViLT: a small single-stream image-text "
                           "transformer pre-trained (ITM + MLM) on world training scenes")
     v.add_argument("--preset", choices=["tiny", "small"], default="small",
-                   help="sizes and schedule: tiny seconds (tests), small a few minutes (shipped)")
+                   help="sizes and schedule: tiny seconds (tests); small (shipped) 12-20 min on "
+                   "one thread, starting from the shipped world-CLIP's vision tower")
     v.add_argument("--out", default=None, help="folder to write (default world_vilt_<preset>)")
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--threads", type=int, default=1,
