@@ -4,7 +4,7 @@ language modelling (MLM), on world training scenes; held-out foil accuracy on ``
     result = train_world_vilt("small", out="capkit/models/weights/world_vilt", seed=0)
 
 is what ``capkit train world-vilt`` runs, and how the shipped checkpoint was made (one CPU
-thread; 768 steps, about 13 minutes on a quiet core, 20 on this shared machine).
+thread; 768 steps, 710 s measured on a shared 2-core machine under load).
 
 The start, as ViLT starts from an ImageNet ViT: the ``small`` preset copies world-CLIP's vision
 tower (patch projection, image positions, all three layers, final layer norm;
@@ -14,7 +14,7 @@ embeddings, pooler and heads start random. From scratch (the first shipped model
 12 epochs while MLM fell, held-out foil accuracy 0.58. Started from world-CLIP, the ITM loss
 falls to 0.36 in 8 epochs and held-out colour foils reach 0.92 (``foil_*`` in the history).
 
-Data: world-CLIP'sData: world-CLIP's (``capkit.training.world_clip.scene_texts``): ``n_scenes`` scenes of
+Data: world-CLIP's (``capkit.training.world_clip.scene_texts``): ``n_scenes`` scenes of
 ``split_scenes("train", n, seed)`` (never a benchmark's), 5 ``describe()`` references and one
 (true caption, one-word foil) pair per foil type each; texts in the transforms' normal form.
 
