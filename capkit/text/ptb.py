@@ -62,7 +62,7 @@ import re
 import unicodedata
 from typing import Sequence
 
-from capkit.text import ptb_rules
+from capkit.text import ptb_lexer, ptb_rules
 
 __all__ = ["ptb_tokenize", "PUNCTUATIONS"]
 
@@ -187,7 +187,7 @@ _LEXER = None  # (character map, pattern, itemgetter of every alternative's tota
 def _lexer():
     global _LEXER
     if _LEXER is None:
-        charmap, pattern, slots = ptb_rules.build_lexer()
+        charmap, pattern, slots = ptb_lexer.build_lexer()
         _LEXER = charmap, pattern, operator.itemgetter(*[outer for outer, _inner, _action in slots]), slots
     return _LEXER
 
