@@ -33,9 +33,7 @@ from capkit.models.world_captioner import (
 )
 from capkit.training.i2ce import deterministic
 from capkit.world import check, describe
-from capkit.world.grammar import (GENERIC, NUMBERS, PICTURE, PLURAL, RELATION_PHRASES,
-                                  SIZE_WORDS, SUFFIXES, THERE_ARE, THERE_IS, tokens)
-from capkit.world.scene import COLORS, SHAPES
+from capkit.world.grammar import PHRASES, tokens
 from capkit.world.splits import split_scenes
 
 
@@ -72,10 +70,7 @@ class TrainResult:
 
 def grammar_words() -> list[str]:
     """Every token the world grammar can say, in a fixed order."""
-    phrases = [*COLORS, *SHAPES, *PLURAL.values(), *NUMBERS, *SIZE_WORDS, *GENERIC,
-               *(g + "s" for g in GENERIC), *(p for ps in RELATION_PHRASES.values() for p in ps),
-               *THERE_IS, *THERE_ARE, *PICTURE, *SUFFIXES, "a an and is exactly"]
-    return list(dict.fromkeys(w for p in phrases for w in tokens(p)))
+    return list(dict.fromkeys(w for p in PHRASES for w in tokens(p)))
 
 
 def measure(model: WorldCaptioner, scenes, images) -> dict:

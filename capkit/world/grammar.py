@@ -44,6 +44,10 @@ THERE_IS = ("there is", "there 's")
 THERE_ARE = ("there are",)
 PICTURE = ("a picture of", "a picture with", "an image of", "an image with")
 SUFFIXES = ("in the picture", "in the image")
+# every phrase the grammar can say, in a fixed order (models' vocabularies are built from it)
+PHRASES = (*COLORS, *SHAPES, *PLURAL.values(), *NUMBERS, *SIZE_WORDS, *GENERIC,
+           *(g + "s" for g in GENERIC), *(p for ps in RELATION_PHRASES.values() for p in ps),
+           *THERE_IS, *THERE_ARE, *PICTURE, *SUFFIXES, "a an and is exactly")
 
 
 def tokens(caption: str) -> list[str]:
