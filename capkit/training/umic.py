@@ -64,7 +64,7 @@ MARGIN = 0.2
 @dataclass(frozen=True)
 class Schedule:
     n_scenes: int = 2048               # world data only
-    epochs: int = 6
+    epochs: int = 16
     batch_size: int = 32               # positives per step (each with 5 negatives)
     lr: float = 3e-4
     weight_decay: float = 0.01
