@@ -51,7 +51,7 @@ def features(scenes, size: int = 64, batch: int = 200) -> dict[str, np.ndarray]:
         part = scenes[a:a + batch]
         images = [s.render(size) for s in part]
         with torch.no_grad():
-            px = clip._pixels(images)[0]
+            px = torch.from_numpy(clip.preprocess.batch(images)[0])   # CLIP's normalisation
             hidden = clip.model.vision_model(pixel_values=px, output_hidden_states=True)
             first, last = hidden.hidden_states[0], hidden.hidden_states[-1]
             text = vilt.encode_text([NEUTRAL] * len(part))
