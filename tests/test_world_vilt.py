@@ -164,3 +164,61 @@ def test_world_clip_start_refuses_a_model_of_another_width():
     from capkit.training.world_vilt import start_from_world_clip
     with pytest.raises(ValueError, match="small preset"):
         start_from_world_clip(W.build_model(W.get_config("tiny"), vocab_size=50))
+
+
+def test_replaced_word_detection_targets_and_invariants():
+    from capkit.training.world_vilt import mask_words, replace_words
+    ids = torch.tensor([[1, 10, 11, 12, 13, 14, 15, 2], [1, 20, 21, 2, 0, 0, 0, 0]])
+    text = {"input_ids": ids, "attention_mask": (ids > 0).long()}
+    words = np.arange(10, 30)
+    masked, labels = mask_words(text, 99, 0.25, np.random.default_rng(0))
+    out, target = replace_words(masked, labels, words, 0.5, np.random.default_rng(1))
+    again, target2 = replace_words(masked, labels, words, 0.5, np.random.default_rng(1))
+    assert torch.equal(out["input_ids"], again["input_ids"]) and torch.equal(target, target2)
+    changed = out["input_ids"] != masked["input_ids"]
+    assert torch.equal(changed, target == 1)                  # a replaced word is never kept
+    assert changed.any() and (target == 0).any()
+    assert (target[labels >= 0] == -1).all()                  # masked words are MLM's, not RTD's
+    assert (target[:, 0] == -1).all() and target[0, 7] == -1 and target[1, 3] == -1  # bos / eos
+    assert (target[1, 4:] == -1).all() and (out["input_ids"][1, 4:] == 0).all()        # padding
+    assert set(out["input_ids"][changed].tolist()) <= set(words.tolist())
+    assert torch.equal(out["attention_mask"], text["attention_mask"])
+
+
+def test_pretraining_with_replaced_word_detection_reports_its_loss():
+    from capkit.training.world_vilt import SCHEDULES, train_world_vilt
+    s = dataclasses.replace(SCHEDULES["tiny"], n_scenes=64, n_val=8, replace_rate=0.2)
+    h = train_world_vilt("tiny", seed=0, schedule=s).history
+    assert 0.0 < h[-1]["rtd_loss"] < 5.0
+    assert "rtd_loss" not in train_world_vilt(
+        "tiny", seed=0, schedule=dataclasses.replace(s, replace_rate=0.0)).history[-1]
+
+
+
+def test_same_tag_replacements_stay_in_their_keyword_pool():
+    from capkit.training.world_vilt import replace_words
+    ids = torch.tensor([[1, 10, 11, 12, 13, 14, 15, 16, 17, 2]])
+    text = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    colours, shapes = np.array([10, 11, 12]), np.array([13, 14])
+    pools = {**{int(i): colours for i in colours}, **{int(i): shapes for i in shapes}}
+    for seed in range(20):
+        out, target = replace_words(text, torch.full_like(ids, -100), np.arange(10, 40), 1.0,
+                                    np.random.default_rng(seed), pools)
+        new = out["input_ids"][0]
+        assert (target[0, 1:-1] == 1).all()
+        assert set(new[1:4].tolist()) <= set(colours.tolist())
+        assert set(new[4:6].tolist()) <= set(shapes.tolist())
+        assert (new[1:-1] != ids[0, 1:-1]).all()
+
+
+def test_keyword_pools_follow_umics_keyword_dictionary():
+    from capkit.models.world_vilt import load_named
+    from capkit.training.umic import world_keyword_dictionary
+    from capkit.training.world_vilt import keyword_pools
+    tok = load_named("world-vilt").tokenizer
+    pools = keyword_pools(tok)
+    name = lambda ids: set(tok.convert_ids_to_tokens([int(i) for i in ids]))  # noqa: E731
+    dictionary = world_keyword_dictionary()
+    assert name(pools[tok.convert_tokens_to_ids("red")]) == set(dictionary["JJ"])
+    assert name(pools[tok.convert_tokens_to_ids("circle")]) == set(dictionary["NN"])
+    assert tok.convert_tokens_to_ids("left") not in pools          # only N / J keywords

@@ -24,7 +24,8 @@ FORMATS = ["json", "table", "markdown", "csv"]
 
 def register_vilt(models) -> None:
     v = models.add_parser("world-vilt", help="world-ViLT: a small single-stream image-text "
-                          "transformer pre-trained (ITM + MLM) on world training scenes")
+                          "transformer pre-trained (ITM + MLM + replaced-word detection) on world "
+                          "training scenes")
     v.add_argument("--preset", choices=["tiny", "small"], default="small",
                    help="sizes and schedule: tiny seconds (tests); small (shipped) 12-20 min on "
                    "one thread, starting from the shipped world-CLIP's vision tower")
