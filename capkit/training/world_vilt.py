@@ -43,7 +43,8 @@ is not one of UNITER's objectives; it is what gives ViLBERTScore's image-conditi
 something the text-only control cannot have. World-FOIL, ViLBERTScore image - masked, 200
 resamples: -0.2 points with ITM + MLM alone (``replace_rate=0``), +7.2 with uniform replacements
 (``replace_pool="any"``) and +5.2 with the shipped same-tag ones; UMIC - UMIC-C on the same
-backbones: +4.6, +3.4 (p = 0.075) and +3.7 (``docs/learned_metrics.md``, "what was tried").
+backbones: +4.6, +3.4 (p = 0.075 with 1,000 resamples) and +3.7 (``docs/learned_metrics.md``,
+"what was tried").
 Foils (which also swap counts and prepositions) stay out of pre-training, as in the paper.
 
 ITM is UNITER's, with one logit instead of a 2-way softmax (the same thing: UMIC keeps only the
