@@ -222,3 +222,10 @@ def test_keyword_pools_follow_umics_keyword_dictionary():
     assert name(pools[tok.convert_tokens_to_ids("red")]) == set(dictionary["JJ"])
     assert name(pools[tok.convert_tokens_to_ids("circle")]) == set(dictionary["NN"])
     assert tok.convert_tokens_to_ids("left") not in pools          # only N / J keywords
+
+
+def test_an_unknown_replacement_pool_is_refused():
+    from capkit.training.world_vilt import SCHEDULES, train_world_vilt
+    with pytest.raises(ValueError, match="replace_pool"):
+        train_world_vilt("tiny", schedule=dataclasses.replace(SCHEDULES["tiny"],
+                                                              replace_pool="same_tag"))

@@ -93,7 +93,9 @@ class Schedule:
     init: str | None = "world-clip"    # image side and layers from world-CLIP's vision tower
 
 
-OBJECTIVES = "ITM (one logit, BCE) + MLM + replaced-word detection (BCE)"
+BASE_OBJECTIVES = "ITM (one logit, BCE) + MLM"
+OBJECTIVES = BASE_OBJECTIVES + " + replaced-word detection (BCE)"
+REPLACE_POOLS = ("same-tag", "any")
 
 SCHEDULES = {
     "tiny": Schedule(n_scenes=128, epochs=1, batch_size=32, warmup=1, n_val=32, easy_epochs=0,
@@ -333,6 +335,8 @@ def train_world_vilt(preset: str = "small", *, out: str | Path | None = None, se
         raise ValueError(f"threads must be at least 1, got {threads!r}")
     if s.init not in (None, "world-clip"):
         raise ValueError(f"init must be 'world-clip' or None, got {s.init!r}")
+    if s.replace_pool not in REPLACE_POOLS:
+        raise ValueError(f"replace_pool must be one of {REPLACE_POOLS}, got {s.replace_pool!r}")
     cfg = get_config(preset, **(model_config or {}))
     start = time.perf_counter()
     with deterministic(threads):
@@ -392,7 +396,7 @@ def train_world_vilt(preset: str = "small", *, out: str | Path | None = None, se
             history.append(row)
         recipe = {"name": "world-vilt", "preset": preset, "config": dataclasses.asdict(cfg),
                   "seed": seed, "threads": threads, "schedule": dataclasses.asdict(s),
-                  "objectives": OBJECTIVES if rtd_head is not None else "ITM + MLM",
+                  "objectives": OBJECTIVES if rtd_head is not None else BASE_OBJECTIVES,
                   "text": "transforms normal form",
                   "init": None if init is None else f"world-clip@{init[:12]}",
                   "data": "capkit.world split_scenes('train'); val: split_scenes('val')",
