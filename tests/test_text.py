@@ -227,3 +227,20 @@ def test_fast_path_agrees_with_full_lexer(caption):
     fast = text._fast_batch([caption])[0]
     if fast is not None:
         assert fast == text._slow(caption)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(alphabet="aZ9 .,-'\"\n\r:;?é", max_size=10), min_size=1, max_size=6))
+def test_fast_path_finds_the_lines_a_search_at_every_position_finds(captions):
+    """The fast path looks for odd characters and constructs only where literal searches point
+    (digits, hyphens, a "." or "," joined to what follows); a check at every position of the
+    joined text must find exactly the same lines."""
+    import bisect
+    import functools
+    import itertools
+    joined = "\n".join(captions)
+    starts = list(itertools.accumulate([len(line) + 1 for line in joined.split("\n")], initial=0))
+    line_of = functools.partial(bisect.bisect_right, starts)
+    everywhere = {line_of(pos) - 1 for pos in range(len(joined))
+                  if text._ODD(joined, pos, pos + 1) or text._CONSTRUCT(joined, pos)}
+    assert text._odd_lines(joined, starts, line_of) | text._construct_lines(joined, line_of) == everywhere

@@ -60,7 +60,7 @@ import itertools
 import operator
 import re
 import unicodedata
-from typing import Sequence
+from collections.abc import Iterator, Sequence
 
 from capkit.text import ptb_lexer, ptb_rules
 
@@ -86,14 +86,17 @@ _LINE_BREAKS = re.compile("[\n\r\x0b\x0c\u2028\u2029]")
 # ("dog.," keeps its period), a hyphen not between two alphanumerics ("pro-", "-5", "--"), any
 # other apostrophe use (quotes, "o'clock", "'90s", "rock'n'roll"), or an abbreviation candidate
 # before a period ("mr.", "etc.", "no. 5", single letters: "u." or "i." may keep the period).
-_ODD_ASCII = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f!#$%&()*+/:;<=>?@[\\]^_`{|}~\x7f"
-_FAST_BAD = [  # what sends a caption to the full lexer (apostrophes are checked separately)
-    re.compile("[^\n \"',\\-.0-9A-Za-z]").search,  # _ODD_ASCII and non-ASCII (compiles fast)
-    re.compile(  # one leading class lets the regex engine skip letters and spaces quickly
-        r"[0-9.,-](?:(?<=[0-9]) [0-9]|(?<=-)(?:(?<![A-Za-z0-9]-)|(?![A-Za-z0-9]))"
-        r"|(?<=[.,])(?:[0-9]|(?<=[A-Za-z0-9][.,])[.,]*[A-Za-z'-]|(?<=[A-Za-z0-9]\.),))"
-    ).search,
-]
+_PLAIN_ASCII = b"\n \"',-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_ODD = re.compile("[^\n \"',\\-.0-9A-Za-z]").search  # a character no plain caption has
+# A construct that sends a caption to the full lexer (apostrophes are checked separately). It
+# starts at a digit, a hyphen, or a "." or "," followed by a character other than a space, a line
+# break or '"': _fast_batch tries it only there (found by literal searches).
+_CONSTRUCT = re.compile(
+    r"[0-9.,-](?:(?<=[0-9]) [0-9]|(?<=-)(?:(?<![A-Za-z0-9]-)|(?![A-Za-z0-9]))"
+    r"|(?<=[.,])(?:[0-9]|(?<=[A-Za-z0-9][.,])[.,]*[A-Za-z'-]|(?<=[A-Za-z0-9]\.),))"
+).match
+_JOINED_DOT_OR_COMMA = [re.compile(p + "(?=[^ \n\"])").finditer for p in (r"\.", ",")]  # (two
+# patterns: one that starts with a literal is searched at memchr speed, a class is not)
 _FAST_CLITICS = re.compile(  # the apostrophes the fast path knows: X's X'S X're X'll ... Xn't
     r"(?<![A-Za-z0-9'-])[A-Za-z]+(?:'(?:[sSmMdD]|[rR][eE]|[vV][eE]|[lL][lL])|(?<=[A-MO-Za-mo-z])[nN]'[tT])"
     r"(?![A-Za-z0-9'-])"
@@ -135,15 +138,7 @@ def _fast_batch(captions: list[str]) -> list[str | None]:
         text = "\n".join(captions)
     starts = list(itertools.accumulate(map((1).__add__, map(len, captions)), initial=0))
     line_of = functools.partial(bisect.bisect_right, starts)  # offset -> line number + 1
-    bad: set[int] = set()
-    for i, search in enumerate(_FAST_BAD):
-        if i == 0 and text.isascii() and not any(c in text for c in _ODD_ASCII):
-            continue
-        pos = 0
-        while (m := search(text, pos)) is not None:
-            line = line_of(m.start()) - 1
-            bad.add(line)
-            pos = starts[line + 1]
+    bad = _odd_lines(text, starts, line_of) | _construct_lines(text, line_of)
     reversed_text = text[::-1]
     suspects = [w for w in set(_WORDS_BEFORE_DOT_REVERSED(reversed_text)) if _abbreviation_candidate(w)]
     if suspects:
@@ -178,6 +173,35 @@ def _fast_batch(captions: list[str]) -> list[str | None]:
     for line in bad:
         lines[line] = None
     return lines
+
+
+def _find_all(text: str, chars) -> Iterator[int]:
+    """Every position of each of ``chars`` in ``text`` (one ``str.find`` scan per character)."""
+    for c in chars:
+        pos = text.find(c)
+        while pos >= 0:
+            yield pos
+            pos = text.find(c, pos + 1)
+
+
+def _construct_lines(text: str, line_of) -> set[int]:
+    """The lines of ``text`` where ``_CONSTRUCT`` matches: it is tried only where it can start."""
+    tries = itertools.chain(_find_all(text, "0123456789-"),
+                            *[(m.start() for m in joined(text)) for joined in _JOINED_DOT_OR_COMMA])
+    return {line_of(pos) - 1 for pos in tries if _CONSTRUCT(text, pos)}
+
+
+def _odd_lines(text: str, starts: list[int], line_of) -> set[int]:
+    """The lines of ``text`` that hold a character no plain caption has."""
+    if text.isascii():  # which odd characters occur at all (bytes.translate, in C), then where
+        odd = set(text.encode().translate(None, _PLAIN_ASCII).decode())
+        return {line_of(pos) - 1 for pos in _find_all(text, odd)}
+    bad, pos = set(), 0
+    while (m := _ODD(text, pos)) is not None:
+        line = line_of(m.start()) - 1
+        bad.add(line)
+        pos = starts[line + 1]
+    return bad
 
 
 # ---- full lexer ----------------------------------------------------------------------------
