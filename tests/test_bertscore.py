@@ -140,8 +140,11 @@ def test_user_errors_say_what_to_do():
         bertscore(CANDS, REFS, model="tiny-bert", idf={"a": 1.0})
     with pytest.raises(ValueError, match="layer must be an integer"):
         bertscore(CANDS, REFS, model="tiny-bert", layer=9)
-    with pytest.warns(UserWarning, match="1 candidate.*empty"):    # bert_score: 0, a warning
+    with pytest.warns(UserWarning) as caught:    # bert_score: 0, with a warning
         assert bertscore(["  "], [["a dog"]], model="tiny-bert").per_caption[0] == 0.0
+    messages = [str(w.message) for w in caught]
+    assert any("1 candidate(s) are empty" in m for m in messages), messages
+    assert any("have no token with weight > 0" in m for m in messages), messages
     with pytest.raises(ValueError, match="empty or whitespace-only"):
         bertscore(["a dog"], [["  "]], model="tiny-bert")
     with pytest.raises(ValueError, match="at least one text"):
