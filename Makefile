@@ -12,7 +12,7 @@ setup: $(STAMP)
 # torch==2.13.0 is installed first and on its own: it is the local CPU wheel on the course
 # machines, and with it present the `torch>=2.1` range in pyproject.toml installs nothing more.
 # compileall: an editable install leaves capkit uncompiled, and where PYTHONDONTWRITEBYTECODE is
-# set (the course machines) every process would compile it again (~1.6 s for all of capkit).
+# set (as on the shared machine here) every process compiles it again (~1.6 s for all of capkit).
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

@@ -59,8 +59,9 @@ def _whole_process(cands: dict, refs: dict, repeat: int) -> None:
         r.write_text(json.dumps(refs))
         res = whole_process(c, r, repeat)
     print(f"\nwhole process (start-up, imports, reading the files, BLEU-4 + ROUGE-L + CIDEr-D; "
-          f"median of {repeat}, the two sides alternating): pycocoevalcap {res['pycocoevalcap_s']:.2f} s, capkit score "
-          f"{res['capkit_s']:.2f} s: {res['ratio']:.1f}x; fastest runs "
+          f"median of {repeat}, the two sides alternating): pycocoevalcap "
+          f"{res['pycocoevalcap_s']:.2f} s, capkit score {res['capkit_s']:.2f} s: "
+          f"{res['ratio']:.1f}x; fastest runs "
           f"{res['pycocoevalcap_best_s']:.2f} s and {res['capkit_best_s']:.2f} s: "
           f"{res['best_ratio']:.1f}x; corpus-score difference {res['max_corpus_diff']:.2e}")
     print("both sides' bytecode compiled first, as pip leaves an installed package" if

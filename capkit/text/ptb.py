@@ -95,8 +95,9 @@ _CONSTRUCT = re.compile(
     r"[0-9.,-](?:(?<=[0-9]) [0-9]|(?<=-)(?:(?<![A-Za-z0-9]-)|(?![A-Za-z0-9]))"
     r"|(?<=[.,])(?:[0-9]|(?<=[A-Za-z0-9][.,])[.,]*[A-Za-z'-]|(?<=[A-Za-z0-9]\.),))"
 ).match
-_JOINED_DOT_OR_COMMA = [re.compile(p + "(?=[^ \n\"])").finditer for p in (r"\.", ",")]  # (two
-# patterns: one that starts with a literal is searched at memchr speed, a class is not)
+# Two patterns, not one "[.,]...": a pattern that starts with a literal is searched at memchr
+# speed, one that starts with a class is tested character by character.
+_JOINED_DOT_OR_COMMA = [re.compile(p + "(?=[^ \n\"])").finditer for p in (r"\.", ",")]
 _FAST_CLITICS = re.compile(  # the apostrophes the fast path knows: X's X'S X're X'll ... Xn't
     r"(?<![A-Za-z0-9'-])[A-Za-z]+(?:'(?:[sSmMdD]|[rR][eE]|[vV][eE]|[lL][lL])|(?<=[A-MO-Za-mo-z])[nN]'[tT])"
     r"(?![A-Za-z0-9'-])"
