@@ -229,3 +229,18 @@ def test_an_unknown_replacement_pool_is_refused():
     with pytest.raises(ValueError, match="replace_pool"):
         train_world_vilt("tiny", schedule=dataclasses.replace(SCHEDULES["tiny"],
                                                               replace_pool="same_tag"))
+
+
+def test_a_keyword_alone_in_its_pool_gets_none():
+    """A pool of one word would have no other word to swap in (replace_words would draw forever):
+    such a word falls back to the whole vocabulary."""
+    from capkit.training.umic import world_keyword_dictionary
+    from capkit.training.world_vilt import keyword_pools
+    dictionary = world_keyword_dictionary()
+    lone, pair = dictionary["JJ"][0], dictionary["NN"][:2]
+
+    class Vocab:
+        def get_vocab(self):
+            return {w: i for i, w in enumerate([lone, *pair])}
+    pools = keyword_pools(Vocab())
+    assert 0 not in pools and sorted(pools) == [1, 2]

@@ -245,6 +245,8 @@ def keyword_pools(tokenizer) -> dict[int, np.ndarray]:
     pools = {}
     for words in world_keyword_dictionary().values():
         ids = np.array([vocab[w] for w in words if w in vocab])
+        if len(ids) < 2:        # a word alone in its pool has no same-tag replacement
+            continue
         for i in ids:
             pools[int(i)] = ids
     return pools
