@@ -52,10 +52,14 @@ def _scored(name: str, cands, refs):
 
 
 def _in_range(name: str, s) -> None:
+    """Finite and inside the spec's range; model metrics compute in float32, so a cosine of a
+    text with itself may land a rounding step past 1 (BERTScore: 1.00000003 for "a a a a"
+    against itself, found by this test in CI), within MODEL_TOLERANCE."""
     low, high = SPECS[name].score_range
+    slack = MODEL_TOLERANCE.get(name, 0.0)
     values = np.append(s.per_caption, s.corpus)
     assert np.all(np.isfinite(values)), (name, s.per_caption, s.corpus)
-    assert np.all((low <= values) & (values <= high)), (name, s.per_caption, s.corpus)
+    assert np.all((low - slack <= values) & (values <= high + slack)), (name, s.per_caption, s.corpus)
 
 
 def _surrogate_free(text: str) -> str:
@@ -110,6 +114,7 @@ CLOSED_BATCH = BATCH.map(lambda b: {k: (_closed(c), [_closed(r) for r in rs])
 def test_any_unicode_scores_finite_in_range_and_the_same_twice(name):
     @_settings(name)
     @given(BATCH)
+    @example({"0": ("a", ["a"]), "": ("a a a a", ["a a a a"])})   # float32 cosine just past 1
     def check(batch):
         cands, refs = _split(batch)
         first = _scored(name, cands, refs)
