@@ -190,6 +190,30 @@ def test_device_comes_from_the_caller_or_the_environment(monkeypatch):
             resolve_device("cuda")
 
 
+def test_float32_kernels_turn_tf32_off_on_cuda_only_and_restore_the_callers_flags():
+    """On CUDA, cuDNN's default TF32 convolutions moved umic_world by 3e-4 from the CPU's
+    (benchmarks/gpu_check.py on an H200); the flags can be read and set without a GPU."""
+    import torch
+
+    from capkit.models.runtime import float32_kernels
+    from capkit.training.i2ce import deterministic
+    backends = torch.backends
+    before = backends.cudnn.allow_tf32, backends.cuda.matmul.allow_tf32
+    try:
+        backends.cudnn.allow_tf32 = backends.cuda.matmul.allow_tf32 = True   # a user's choice
+        with float32_kernels("cpu"):
+            assert (backends.cudnn.allow_tf32, backends.cuda.matmul.allow_tf32) == (True, True)
+        for ctx in (float32_kernels("cuda"), float32_kernels("cuda:1"), deterministic(1)):
+            with pytest.raises(RuntimeError, match="inside"):
+                with ctx:
+                    assert not backends.cudnn.allow_tf32
+                    assert not backends.cuda.matmul.allow_tf32
+                    raise RuntimeError("inside")
+            assert (backends.cudnn.allow_tf32, backends.cuda.matmul.allow_tf32) == (True, True)
+    finally:
+        backends.cudnn.allow_tf32, backends.cuda.matmul.allow_tf32 = before
+
+
 # ----------------------------------------------------------------------------- images
 
 def test_clip_preprocessing_matches_transformers_pil_processor(example_images):

@@ -33,6 +33,8 @@ def register_vilt(models) -> None:
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--threads", type=int, default=1,
                    help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
+    v.add_argument("--device", default=None, help="cpu (default), cuda, ...; the same batches "
+                   "on any device, weights equal to the CPU run's up to float32 rounding")
     v.add_argument("--format", choices=FORMATS, default="table")
     v.set_defaults(func=run_world_vilt)
     u = models.add_parser(
@@ -93,7 +95,7 @@ def run_world_vilt(args: argparse.Namespace) -> int:
     from capkit.training.world_vilt import train_world_vilt
     start = time.perf_counter()
     result = train_world_vilt(args.preset, out=out, seed=args.seed, threads=args.threads,
-                              progress=args.format != "json")
+                              device=args.device, progress=args.format != "json")
     seconds = time.perf_counter() - start
     final = result.final
     _print(result, seconds, ["epoch", "itm_loss", "mlm_loss", "foil_all"], args.format,

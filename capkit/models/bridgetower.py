@@ -54,9 +54,10 @@ class BridgeTowerEncoder:
             raise ValueError("BridgeTower cannot mask the image out (its cross-attention takes "
                              "no image mask); run the text-only control with a ViLT model, e.g. "
                              "model='world-vilt' or 'dandelin/vilt-b32-mlm'")
+        from capkit.models.runtime import float32_kernels
         layer = self.check_layer(layer)
         out = []
-        with torch.no_grad():
+        with torch.no_grad(), float32_kernels(self.device):
             for i in range(0, len(texts), batch_size):
                 text = self.tokenizer(list(texts[i:i + batch_size]), padding=True,
                                       truncation=True, max_length=self.context,

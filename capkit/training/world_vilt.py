@@ -193,9 +193,12 @@ def pixels(images) -> torch.Tensor:
 
 
 def run(model, text: dict, px: torch.Tensor, hidden: bool = False):
-    """The model on aligned texts and images (patches embedded by ``image_embeddings``)."""
-    emb = image_embeddings(model.vilt, px)                                   # (B, 1 + P, D)
-    mask = torch.ones(emb.shape[:2], dtype=torch.long)
+    """The model on aligned texts and images (patches embedded by ``image_embeddings``), on the
+    model's device (``tokens`` and ``pixels`` give CPU tensors)."""
+    device = model.device
+    text = {k: v.to(device) for k, v in text.items()}
+    emb = image_embeddings(model.vilt, px.to(device))                        # (B, 1 + P, D)
+    mask = torch.ones(emb.shape[:2], dtype=torch.long, device=device)
     return model(**text, image_embeds=emb, pixel_mask=mask, output_hidden_states=hidden)
 
 
@@ -272,16 +275,18 @@ def step_loss(model, mlm_head, tokenizer, px, pos, neg, rng, s: Schedule, rtd_he
     (loss, itm, mlm, rtd)."""
     p, n = tokens(tokenizer, pos), tokens(tokenizer, neg)
     logits = torch.cat([run(model, p, px).logits[:, 0], run(model, n, px).logits[:, 0]])
-    target = torch.cat([torch.ones(len(pos)), torch.zeros(len(neg))])
+    target = torch.cat([torch.ones(len(pos)), torch.zeros(len(neg))]).to(logits.device)
     itm = nn.functional.binary_cross_entropy_with_logits(logits, target)
     masked, labels = mask_words(p, tokenizer.mask_token_id, s.mask_rate, rng)
     if rtd_head is not None:
         masked, replaced = replace_words(masked, labels, word_ids, s.replace_rate, rng, pools)
     states = run(model, masked, px, hidden=True).hidden_states[-1]        # (B, T + 1 + P, D)
     states = model.vilt.layernorm(states[:, :labels.shape[1]])
-    mlm = nn.functional.cross_entropy(mlm_head(states).flatten(0, 1), labels.flatten())
+    mlm = nn.functional.cross_entropy(mlm_head(states).flatten(0, 1),
+                                      labels.flatten().to(states.device))
     if rtd_head is None:
         return itm + mlm, float(itm.detach()), float(mlm.detach()), float("nan")
+    replaced = replaced.to(states.device)
     keep = replaced >= 0
     rtd = nn.functional.binary_cross_entropy_with_logits(rtd_head(states)[..., 0][keep],
                                                          replaced[keep])
@@ -324,14 +329,19 @@ def make_optimizer(params, s) -> torch.optim.Optimizer:
 
 def train_world_vilt(preset: str = "small", *, out: str | Path | None = None, seed: int = 0,
                      threads: int = 1, schedule: Schedule | None = None,
-                     model_config: dict | None = None, progress: bool = False) -> TrainResult:
-    """Pre-train world-ViLT (see the module docstring); ``out``: the folder to write."""
+                     model_config: dict | None = None, device: str | None = None,
+                     progress: bool = False) -> TrainResult:
+    """Pre-train world-ViLT (see the module docstring); ``out``: the folder to write;
+    ``device``: where to train (``capkit.models.runtime.resolve_device``: default CPU). The data,
+    word choices and masks are drawn on the CPU whatever the device, so a GPU run sees the same
+    batches; its weights differ from the CPU run's in the last bits of float32."""
     import time
 
     from tqdm.auto import tqdm
     from transformers.models.vilt.modeling_vilt import ViltMLMHead
 
-    from capkit.models.runtime import seeded
+    from capkit.models.runtime import resolve_device, seeded
+    device = resolve_device(device)
     s = schedule or SCHEDULES.get(preset, SCHEDULES["small"])
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads!r}")
@@ -365,6 +375,9 @@ def train_world_vilt(preset: str = "small", *, out: str | Path | None = None, se
             special = set(tokenizer.all_special_ids)
             word_ids = np.array([i for i in range(len(tokenizer)) if i not in special])
             pools = keyword_pools(tokenizer) if s.replace_pool == "same-tag" else None
+        model.to(device)
+        for h in heads:
+            h.to(device)
         head_params = [x for h in heads for x in h.named_parameters()]
         optimizer = make_optimizer([*model.named_parameters(), *head_params], s)
         per_epoch = len(texts) // s.batch_size
@@ -405,6 +418,9 @@ def train_world_vilt(preset: str = "small", *, out: str | Path | None = None, se
                   "history": history, "torch": torch.__version__,
                   "command": f"capkit train world-vilt --preset {preset} --seed {seed} "
                              f"--threads {threads}"}
+        if device != "cpu":        # (a CPU recipe stays as the shipped one was written)
+            recipe["device"] = device
+            recipe["command"] += f" --device {device}"
         model.eval()
         sha = save_folder(model, tokenizer, out, recipe) if out is not None else None
     history[-1]["seconds"] = time.perf_counter() - start

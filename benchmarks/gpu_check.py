@@ -1,0 +1,168 @@
+"""The learned metrics on a GPU: scores equal to the CPU's, and the training speed-up.
+
+    python benchmarks/gpu_check.py --out gpu_check.json                 # needs CUDA
+    python benchmarks/gpu_check.py --out gpu_check.json --train small   # + the shipped recipes
+
+1. **Parity**: each world model metric (world-ViLT's UMIC / UMIC-C / ViLBERTScore with and
+   without the image, world-CLIP's CLIPScore) scores the same 200 validation scenes' captions on
+   the CPU and on ``--device``; the largest absolute difference is reported (float32 kernels
+   differ in their last bits, so it is ~1e-6, not 0).
+2. **Training**: ``capkit train world-vilt`` and ``capkit train umic`` run on ``--device``
+   (``--train tiny``: the seconds-long presets, a check that every tensor is on the device,
+   each run twice so that the checkpoints' bytes are compared; ``--train small``: the shipped
+   recipes, timed, to set against their one-CPU-thread times in docs/learned_metrics.md).
+   Each is a subprocess, as a user runs it; its JSON output (history, seconds, checkpoint
+   digest) is kept.
+
+Each step catches its own error, so one failure does not hide the others; the JSON file says
+which failed and how. Nothing here downloads anything.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+WORLD_METRICS = ["umic_world", "umic_c_world", "vilbertscore_world",
+                 "vilbertscore_world_noimage", "clipscore_world"]
+
+
+def environment(device: str) -> dict:
+    import torch
+    import transformers
+    out = {"python": platform.python_version(), "torch": torch.__version__,
+           "transformers": transformers.__version__, "cuda": torch.version.cuda,
+           "device": device}
+    if device.startswith("cuda"):
+        out["gpu"] = torch.cuda.get_device_name(torch.device(device))
+        out["tf32_defaults"] = {"cudnn": torch.backends.cudnn.allow_tf32,
+                                "matmul": torch.backends.cuda.matmul.allow_tf32}
+    return out
+
+
+def world_inputs(n: int, seed: int = 0):
+    """``n`` validation scenes: a true caption and a one-word foil each as candidates, the other
+    four descriptions as references, the scene's 64 x 64 image."""
+    import numpy as np
+
+    from capkit.robustness.datasets import WORLD_IMAGE_SIZE
+    from capkit.world import describe
+    from capkit.world.foils import FOIL_TYPES, foil_pair
+    from capkit.world.splits import split_scenes
+    scenes = split_scenes("val", n, seed)
+    rng = np.random.default_rng(seed)
+    cands, refs, images = [], [], []
+    for i, scene in enumerate(scenes):
+        texts = describe(scene, n=5, seed=seed * 1_000_003 + i)
+        pair = foil_pair(scene, FOIL_TYPES[i % len(FOIL_TYPES)], rng)
+        image = scene.render(WORLD_IMAGE_SIZE)
+        for cand in [texts[0]] + ([pair[1]] if pair is not None else []):
+            cands.append(cand)
+            refs.append(texts[1:])
+            images.append(image)
+    return cands, refs, images
+
+
+def parity(device: str, n: int) -> dict:
+    import numpy as np
+
+    from capkit.metrics import score
+    cands, refs, images = world_inputs(n)
+    out = {"n_candidates": len(cands)}
+    for name in WORLD_METRICS:
+        try:
+            runs = {}
+            for dev in ("cpu", device):
+                start = time.perf_counter()
+                res = score(cands, refs, [name], images=images,
+                            options={name: {"device": dev}})[name]
+                runs[dev] = (np.asarray(res.per_caption, dtype=float),
+                             time.perf_counter() - start)
+            (a, ta), (b, tb) = runs["cpu"], runs[device]
+            out[name] = {"max_abs_diff": float(np.max(np.abs(a - b))),
+                         "mean_cpu": float(a.mean()), f"mean_{device}": float(b.mean()),
+                         "seconds_cpu": round(ta, 3), f"seconds_{device}": round(tb, 3)}
+        except Exception:                     # noqa: BLE001  (reported, the others go on)
+            out[name] = {"error": traceback.format_exc(limit=6)}
+        print(name, out[name], flush=True)
+    return out
+
+
+def train(device: str, preset: str, workdir: Path, threads: int, runs: int = 1) -> dict:
+    """Each recipe ``runs`` times (2: are the checkpoints the same bytes on this device?)."""
+    out = {}
+    commands = {
+        "world-vilt": ["world-vilt", "--preset", preset],
+        "umic": ["umic", "--backbone", "world-vilt", "--preset", preset],
+    }
+    for name, args in commands.items():
+        digests = []
+        for run in range(runs):
+            cmd = [sys.executable, "-m", "capkit", "train", *args, "--seed", "0",
+                   "--threads", str(threads), "--device", device, "--format", "json",
+                   "--out", str(workdir / f"{name}_{preset}_{run}")]
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            row = {"command": " ".join(cmd[1:]), "returncode": proc.returncode,
+                   "wall_seconds": round(time.perf_counter() - start, 1)}
+            if proc.returncode != 0:
+                row["stderr"] = proc.stderr[-4000:]
+                break
+            result = json.loads(proc.stdout)
+            digests.append(result["sha256"])
+            row.update(seconds=round(result["seconds"], 1), sha256=result["sha256"],
+                       final=result["history"][-1])
+        if runs > 1 and row["returncode"] == 0:
+            row["same_bytes_every_run"] = len(set(digests)) == 1
+        out[name] = row
+        print(name, row, flush=True)
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--out", required=True, help="JSON file to write")
+    p.add_argument("--scenes", type=int, default=200, help="validation scenes for the parity")
+    p.add_argument("--train", choices=["none", "tiny", "small"], default="tiny")
+    p.add_argument("--threads", type=int, default=1)
+    args = p.parse_args(argv)
+    out_path = Path(args.out)
+    if not out_path.parent.is_dir():
+        p.error(f"--out: folder {out_path.parent} does not exist")
+    report = {"complete": False, "environment": environment(args.device)}
+    print(report["environment"], flush=True)
+
+    def save() -> None:                 # after each step: a run cut short keeps what it did
+        out_path.write_text(json.dumps(report, indent=1))
+
+    def failures() -> list[str]:
+        bad = [k for k, v in report["parity"].items() if isinstance(v, dict) and "error" in v]
+        return bad + [f"train {p}/{k}" for p, rows in report.get("train", {}).items()
+                      for k, v in rows.items() if v["returncode"] != 0]
+
+    report["parity"] = parity(args.device, args.scenes)
+    save()
+    if args.train != "none":
+        with tempfile.TemporaryDirectory() as tmp:
+            report["train"] = {"tiny": train(args.device, "tiny", Path(tmp), args.threads,
+                                             runs=2)}
+            save()
+            if args.train == "small" and not failures():
+                report["train"]["small"] = train(args.device, "small", Path(tmp), args.threads)
+    report["complete"] = True
+    save()
+    print("failed:", failures() or "none")
+    return 1 if failures() else 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())
