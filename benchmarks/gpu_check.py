@@ -3,8 +3,9 @@
     python benchmarks/gpu_check.py --out gpu_check.json                 # needs CUDA
     python benchmarks/gpu_check.py --out gpu_check.json --train small   # + the shipped recipes
 
-1. **Parity**: each world model metric (world-ViLT's UMIC / UMIC-C / ViLBERTScore with and
-   without the image, world-CLIP's CLIPScore) scores the same 200 validation scenes' captions on
+1. **Parity**: each shipped model metric that needs nothing from the network (world-ViLT's
+   UMIC / UMIC-C / ViLBERTScore with and without the image, world-CLIP's CLIPScore, the world
+   LEIC critics, I2CE) scores the same 200 validation scenes' captions on
    the CPU and on ``--device``; the largest absolute difference is reported (float32 kernels
    differ in their last bits, so it is ~1e-6, not 0).
 2. **Training**: ``capkit train world-vilt`` and ``capkit train umic`` run on ``--device``
@@ -31,7 +32,8 @@ import traceback
 from pathlib import Path
 
 WORLD_METRICS = ["umic_world", "umic_c_world", "vilbertscore_world",
-                 "vilbertscore_world_noimage", "clipscore_world"]
+                 "vilbertscore_world_noimage", "clipscore_world",
+                 "leic_world", "leic_world_no_da", "leic_world_caption", "i2ce"]
 
 
 def environment(device: str) -> dict:

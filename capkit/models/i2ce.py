@@ -54,6 +54,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from capkit.cache_files import write_atomic
 from capkit.caption_files import unique_keys
 from capkit.models.i2ce_vocab import BOS, EOS, PAD, SPECIALS, UNK, Vocabulary, tokenize
+from capkit.models.runtime import float32_kernels
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 SHIPPED = "small"                   # the preset whose checkpoint ships with capkit
@@ -294,11 +295,12 @@ class I2CE:
         from capkit.progress import bar
         starts = bar(range(0, len(ids), batch_size), desc="i2ce encode", unit="batch",
                      progress=progress)
-        for start in starts:
-            rows = order[start:start + batch_size]
-            src, lengths = pad_batch([ids[i] for i in rows], self.device)
-            _, intrinsic, _ = self.model.encode(src, lengths, table)
-            out[rows] = intrinsic.double().cpu().numpy()
+        with float32_kernels(self.device):                   # cuDNN's GRU: no TF32
+            for start in starts:
+                rows = order[start:start + batch_size]
+                src, lengths = pad_batch([ids[i] for i in rows], self.device)
+                _, intrinsic, _ = self.model.encode(src, lengths, table)
+                out[rows] = intrinsic.double().cpu().numpy()
         return out
 
     @torch.no_grad()
@@ -307,7 +309,8 @@ class I2CE:
         (N, T, S) arrays, the input tokens as the model reads them)."""
         ids = self.ids(list(texts))
         src, lengths = pad_batch(ids, self.device)
-        out, attn = self.model.greedy(src, lengths, max_len or self.model.cfg.max_len)
+        with float32_kernels(self.device):
+            out, attn = self.model.greedy(src, lengths, max_len or self.model.cfg.max_len)
         words, read = self.vocab.words, [[self.vocab.words[i] for i in x] for x in ids]
         decoded = []
         for row in out.tolist():

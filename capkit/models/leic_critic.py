@@ -22,6 +22,7 @@ from capkit.cache_files import write_atomic
 from capkit.caption_files import unique_keys
 from capkit.models.i2ce_vocab import SPECIALS, Vocabulary, build_vocabulary, tokenize
 from capkit.models.leic import HUMAN, Critic, LEICConfig, encode_ids
+from capkit.models.runtime import float32_kernels
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 SHIPPED = {"leic": "leic_small.safetensors", "leic_no_da": "leic_small_no_da.safetensors",
@@ -70,10 +71,11 @@ class LEIC:
         ids = self.ids(texts)
         order = np.argsort([len(x) for x in ids], kind="stable")          # similar lengths batch
         out = torch.zeros(len(ids), self.cfg.hidden)
-        for start in range(0, len(ids), batch_size):
-            rows = order[start:start + batch_size]
-            batch = encode_ids([ids[i] for i in rows], self.cfg, self.device)
-            out[torch.as_tensor(rows)] = self.model.sentence(batch).float().cpu()
+        with float32_kernels(self.device):                   # cuDNN's LSTM: no TF32
+            for start in range(0, len(ids), batch_size):
+                rows = order[start:start + batch_size]
+                batch = encode_ids([ids[i] for i in rows], self.cfg, self.device)
+                out[torch.as_tensor(rows)] = self.model.sentence(batch).float().cpu()
         return out
 
     @torch.no_grad()
@@ -97,12 +99,13 @@ class LEIC:
             raise ValueError(f"got {len(img)} image features for {len(candidates)} candidates; "
                              "give one feature row per pair")
         out = np.zeros(len(candidates), np.float64)
-        for s in range(0, len(candidates), batch_size):
-            part = slice(s, s + batch_size)
-            ctx = self.model.context(None if ref is None else ref[part].to(self.device),
-                                     None if img is None else img[part].to(self.device))
-            logits = self.model.head(ctx, cand[part].to(self.device))
-            out[part] = logits.softmax(-1)[:, HUMAN].double().cpu().numpy()
+        with float32_kernels(self.device):
+            for s in range(0, len(candidates), batch_size):
+                part = slice(s, s + batch_size)
+                ctx = self.model.context(None if ref is None else ref[part].to(self.device),
+                                         None if img is None else img[part].to(self.device))
+                logits = self.model.head(ctx, cand[part].to(self.device))
+                out[part] = logits.softmax(-1)[:, HUMAN].double().cpu().numpy()
         return out
 
     def save(self, path: str | Path, extra_meta: dict | None = None) -> str:
