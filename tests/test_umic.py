@@ -14,6 +14,15 @@ from capkit.world import describe
 from capkit.world.splits import split_scenes
 
 
+def test_hinge_loss_moves_a_cpu_validity_mask_to_the_scores_device():
+    """`capkit train umic --device cuda` multiplied CUDA scores by the CPU mask of valid
+    negatives, which raises (found reading the code for the H200 run; fixed before it). The
+    meta device stands in for CUDA here: without the fix this raises likewise."""
+    pos, neg = torch.rand(4, device="meta"), torch.rand(4, 5, device="meta")
+    valid = torch.ones(4, 5, dtype=torch.bool)
+    assert U.hinge_loss(pos, neg, 0.2, valid).device.type == "meta"
+
+
 def test_hinge_loss_matches_the_formula_from_scratch():
     rng = np.random.default_rng(0)
     pos, neg = rng.random(4), rng.random((4, 5))
