@@ -5,9 +5,10 @@
 
 1. **Parity**: each shipped model metric that needs nothing from the network (world-ViLT's
    UMIC / UMIC-C / ViLBERTScore with and without the image, world-CLIP's CLIPScore, the world
-   LEIC critics, I2CE) scores the same 200 validation scenes' captions on
-   the CPU and on ``--device``; the largest absolute difference is reported (float32 kernels
-   differ in their last bits, so it is ~1e-6, not 0).
+   LEIC critics, I2CE) scores World-FOIL's captions of ``--scenes`` scenes on the CPU and on
+   ``--device``; the largest absolute difference is reported (float32 kernels differ in their
+   last bits, so it is ~1e-6, not 0). The runs in docs/measurements/ used the script of commit
+   62168f5, whose candidates were one true caption and one foil of 200 validation scenes.
 2. **Training**: ``capkit train world-vilt`` and ``capkit train umic`` run on ``--device``
    (``--train tiny``: the seconds-long presets, a check that every tensor is on the device,
    each run twice so that the checkpoints' bytes are compared; ``--train small``: the shipped
@@ -50,26 +51,13 @@ def environment(device: str) -> dict:
 
 
 def world_inputs(n: int, seed: int = 0):
-    """``n`` validation scenes: a true caption and a one-word foil each as candidates, the other
-    four descriptions as references, the scene's 64 x 64 image."""
-    import numpy as np
-
-    from capkit.robustness.datasets import WORLD_IMAGE_SIZE
-    from capkit.world import describe
-    from capkit.world.foils import FOIL_TYPES, foil_pair
-    from capkit.world.splits import split_scenes
-    scenes = split_scenes("val", n, seed)
-    rng = np.random.default_rng(seed)
-    cands, refs, images = [], [], []
-    for i, scene in enumerate(scenes):
-        texts = describe(scene, n=5, seed=seed * 1_000_003 + i)
-        pair = foil_pair(scene, FOIL_TYPES[i % len(FOIL_TYPES)], rng)
-        image = scene.render(WORLD_IMAGE_SIZE)
-        for cand in [texts[0]] + ([pair[1]] if pair is not None else []):
-            cands.append(cand)
-            refs.append(texts[1:])
-            images.append(image)
-    return cands, refs, images
+    """World-FOIL's first ``n`` scenes (``capkit.data.world.load_world_foil``): both captions
+    of every (true, foil) pair as candidates, with the pair's references and its image."""
+    from capkit.data.world import load_world_foil
+    pairs = load_world_foil(n, seed)
+    images = [pairs.image_loader(k) for k in pairs.images]
+    return (list(pairs.caption_a) + list(pairs.caption_b), list(pairs.references) * 2,
+            images * 2)
 
 
 def parity(device: str, n: int) -> dict:
@@ -132,7 +120,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="cuda")
     p.add_argument("--out", required=True, help="JSON file to write")
-    p.add_argument("--scenes", type=int, default=200, help="validation scenes for the parity")
+    p.add_argument("--scenes", type=int, default=100, help="World-FOIL scenes for the parity")
     p.add_argument("--train", choices=["none", "tiny", "small"], default="tiny")
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
@@ -147,7 +135,7 @@ def main(argv=None) -> int:
 
     def failures() -> list[str]:
         bad = [k for k, v in report["parity"].items() if isinstance(v, dict) and "error" in v]
-        return bad + [f"train {p}/{k}" for p, rows in report.get("train", {}).items()
+        return bad + [f"train {preset}/{k}" for preset, rows in report.get("train", {}).items()
                       for k, v in rows.items() if v["returncode"] != 0]
 
     report["parity"] = parity(args.device, args.scenes)

@@ -197,18 +197,8 @@ class VisionTextEncoder:
         return torch.from_numpy(self.preprocess.batch(list(images))[0]).to(self.device)
 
     def forward(self, text: dict, pixels, *, with_image: bool = True, hidden: bool = False):
-        """One pass over aligned texts and images (pixels: (B, 3, H, W)); ``with_image=False``
-        masks every image position out of attention. float32 kernels on CUDA too
-        (``float32_kernels``: cuDNN's TF32 patch convolution moved UMIC's scores by 3e-4)."""
-        import torch
-
-        from capkit.models.runtime import float32_kernels
-        with float32_kernels(self.device):
-            emb = image_embeddings(self.model.vilt, pixels)                 # (B, 1 + P, D)
-            mask = torch.full(emb.shape[:2], int(with_image), dtype=torch.long,
-                              device=emb.device)
-            return self.model(**text, image_embeds=emb, pixel_mask=mask,
-                              output_hidden_states=hidden)
+        """``forward_pass`` of this encoder's model."""
+        return forward_pass(self.model, text, pixels, with_image=with_image, hidden=hidden)
 
     def matching_logits(self, texts: list[str], images, batch_size: int = 128) -> np.ndarray:
         """(N,) ``rank_output`` logit of each (text, image) pair."""
@@ -249,6 +239,24 @@ def check_layer(layer: int, num_layers: int, what: str) -> int:
         raise ValueError(f"layer must be an integer from 1 to {num_layers} ({what}), "
                          f"got {layer!r}")
     return int(layer)
+
+
+def forward_pass(model, text: dict, pixels, *, with_image: bool = True, hidden: bool = False):
+    """One pass of a ViLT retrieval ``model`` over aligned texts (``input_ids``,
+    ``attention_mask``) and images (pixels: (B, 3, H, W)), moved to the model's device, patches
+    embedded by ``image_embeddings``; ``with_image=False`` masks every image position out of
+    attention. Scoring and training (``capkit.training.world_vilt``) both run it. float32
+    kernels on CUDA too (``float32_kernels``: cuDNN's TF32 patch convolution moved UMIC's scores
+    by 3e-4 from the CPU's)."""
+    import torch
+
+    from capkit.models.runtime import float32_kernels
+    device = model.device
+    with float32_kernels(device):
+        emb = image_embeddings(model.vilt, pixels.to(device))              # (B, 1 + P, D)
+        mask = torch.full(emb.shape[:2], int(with_image), dtype=torch.long, device=device)
+        return model(**{k: v.to(device) for k, v in text.items()}, image_embeds=emb,
+                     pixel_mask=mask, output_hidden_states=hidden)
 
 
 def image_embeddings(vilt, pixels):

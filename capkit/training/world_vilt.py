@@ -64,8 +64,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from capkit.models.world_vilt import (PREPROCESS, build_model, build_tokenizer, get_config,
-                                      image_embeddings, save_folder)
+from capkit.models.world_vilt import (PREPROCESS, build_model, build_tokenizer, forward_pass,
+                                      get_config, save_folder)
 from capkit.training.i2ce import deterministic
 from capkit.training.world_clip import grammar_words, scene_texts
 from capkit.transforms.words import caption_words
@@ -193,13 +193,9 @@ def pixels(images) -> torch.Tensor:
 
 
 def run(model, text: dict, px: torch.Tensor, hidden: bool = False):
-    """The model on aligned texts and images (patches embedded by ``image_embeddings``), on the
-    model's device (``tokens`` and ``pixels`` give CPU tensors)."""
-    device = model.device
-    text = {k: v.to(device) for k, v in text.items()}
-    emb = image_embeddings(model.vilt, px.to(device))                        # (B, 1 + P, D)
-    mask = torch.ones(emb.shape[:2], dtype=torch.long, device=device)
-    return model(**text, image_embeds=emb, pixel_mask=mask, output_hidden_states=hidden)
+    """``forward_pass`` with the image (``tokens`` and ``pixels`` give CPU tensors; it moves
+    them to the model's device)."""
+    return forward_pass(model, text, px, hidden=hidden)
 
 
 def mask_words(text: dict, mask_id: int, rate: float, rng) -> tuple[dict, torch.Tensor]:
