@@ -1,5 +1,3 @@
-import sys
+from capkit.cli import entry
 
-from capkit.cli import main
-
-sys.exit(main())
+entry()

@@ -141,3 +141,99 @@ def test_bench_runs_a_user_metric_from_a_file_next_to_builtins(shared_data, tmp_
 def test_bench_rejects_unknown_benchmark(capsys):
     assert main(["bench", "--metrics", "bleu_4", "--benchmarks", "flickr9k"]) == 2
     assert "unknown benchmark 'flickr9k'" in capsys.readouterr().err
+
+
+# ---- `capkit score` as a process: the early exit (capkit.cli.entry) -------------------------
+# A user's metric module that leaves two traces at exit: an atexit handler (which a normal exit
+# and capkit's early exit both run) and a module-level object's finalizer (which only the
+# interpreter's teardown runs, so it shows whether the teardown was skipped).
+EXIT_TRACES = '''
+import atexit, os
+TRACES = os.environ["CAPKIT_TEST_TRACES"]
+
+def _trace(name, _open=open, _path=os.path.join(TRACES, "{}")):   # (usable at teardown)
+    with _open(_path.format(name), "w") as f:
+        f.write("ran")
+
+atexit.register(_trace, "atexit")
+
+class _Finalized:
+    def __del__(self):
+        _trace("teardown")
+
+_FINALIZED = _Finalized()
+
+def length(candidates, references):
+    return [float(len(c)) for c in candidates]
+'''
+
+
+def _run_capkit(tmp_path, *args, **kwargs):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    (tmp_path / "capkit_test_exit_traces.py").write_text(EXIT_TRACES)
+    traces = tmp_path / "traces"
+    traces.mkdir(exist_ok=True)
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(repo)]),
+           "CAPKIT_TEST_TRACES": str(traces)}
+    return traces, subprocess.run([sys.executable, "-m", "capkit", *args], env=env,
+                                  cwd=tmp_path, timeout=120, **kwargs)
+
+
+def _many_captions(tmp_path, n=4000):
+    cands = {str(i): f"a dog number {i} runs on the grass" for i in range(n)}
+    refs = {str(i): [f"a dog runs across the grass {i}", "a brown dog outside"] for i in range(n)}
+    c, r = tmp_path / "many_cands.json", tmp_path / "many_refs.json"
+    c.write_text(json.dumps(cands))
+    r.write_text(json.dumps(refs))
+    return c, r, cands, refs
+
+
+def test_score_process_flushes_all_output_and_runs_atexit_handlers_before_its_early_exit(tmp_path):
+    c, r, cands, refs = _many_captions(tmp_path)       # ~300 KB of JSON: more than a pipe holds
+    traces, done = _run_capkit(tmp_path, "score", "--candidates", str(c), "--references", str(r),
+                               "--metrics", "bleu_4,cider_d,capkit_test_exit_traces:length",
+                               "--format", "json", capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)                       # complete: every caption, every metric
+    lib = score(cands, refs, ["bleu_4", "cider_d"])
+    for name, s in lib.items():
+        assert out["metrics"][name]["per_caption"] == pytest.approx(s.by_id(), abs=1e-12)
+    assert len(out["metrics"]["capkit_test_exit_traces:length"]["per_caption"]) == len(cands)
+    assert (traces / "atexit").read_text() == "ran"
+    assert not (traces / "teardown").exists()          # the teardown was skipped
+
+
+def test_other_commands_and_failing_scores_keep_their_exit(tmp_path):
+    # the early exit keeps a failing score run's exit code (2) and message; other commands exit
+    # as before
+    traces, done = _run_capkit(tmp_path, "score", "--candidates", str(tmp_path / "missing.json"),
+                               "--references", str(tmp_path / "missing.json"),
+                               "--metrics", "capkit_test_exit_traces:length",
+                               capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "missing.json" in done.stderr and "Traceback" not in done.stderr
+    traces, done = _run_capkit(tmp_path, "metrics", "--format", "csv", capture_output=True,
+                               text=True)
+    assert done.returncode == 0 and done.stdout.startswith("metric,")
+
+
+def test_score_into_a_closed_pipe_exits_quietly(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    c, r, _, _ = _many_captions(tmp_path)
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    proc = subprocess.Popen([sys.executable, "-m", "capkit", "score", "--candidates", str(c),
+                             "--references", str(r), "--metrics", "bleu_4", "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    assert proc.stdout.read(100).startswith(b"{")     # `capkit score ... | head -c 100`
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
