@@ -19,11 +19,10 @@ notebooks/03_embedding_metrics.ipynb, section 4 "CLIPScore".
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 import numpy as np
 
-from capkit.metrics.inputs import _check_caption, align
+from capkit.metrics.inputs import align, candidate_texts
 from capkit.scores import Scores, make_signature
 
 PROMPT = "A photo depicts "
@@ -31,18 +30,6 @@ W = 2.5
 VARIANTS = ("paper", "torchmetrics")
 CLIP_MODEL_ENV = "CAPKIT_CLIP_MODEL"
 PAPER_MODEL = "clip-vit-b32"
-
-
-def _candidates(candidates) -> tuple[list[str], tuple[str, ...] | None]:
-    if isinstance(candidates, Mapping):
-        ids = tuple(str(i) for i in candidates)
-        texts = list(candidates.values())
-    elif isinstance(candidates, str) or not hasattr(candidates, "__len__"):
-        raise TypeError("candidates must be a list of captions or a mapping {id: caption}")
-    else:
-        ids, texts = None, list(candidates)
-    names = ids if ids is not None else [str(i) for i in range(len(texts))]
-    return [_check_caption(t, f"candidate {n}") for n, t in zip(names, texts)], ids
 
 
 def _clip(model, device):
@@ -78,7 +65,7 @@ def clipscore(candidates, references=None, images=None, *, model: object = None,
     from capkit.models.images import align_images
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    texts, ids = _candidates(candidates)
+    texts, ids = candidate_texts(candidates)
     pictures = align_images(candidates, images)
     enc = _clip(model, device)
     prompt = (PROMPT if variant == "paper" else "") if prompt is None else prompt

@@ -128,6 +128,19 @@ def _check_caption(text: object, where: str, allow_empty: bool = False) -> str:
     return text
 
 
+def candidate_texts(candidates) -> tuple[list[str], tuple[str, ...] | None]:
+    """(captions, ids) of the candidates of a metric without references (CLIPScore, UMIC): a
+    list of captions (ids None) or ``{id: caption}``; every caption a non-empty string."""
+    if isinstance(candidates, Mapping):
+        ids, texts = tuple(str(i) for i in candidates), list(candidates.values())
+    elif isinstance(candidates, str) or not hasattr(candidates, "__len__"):
+        raise TypeError("candidates must be a list of captions or a mapping {id: caption}")
+    else:
+        ids, texts = None, list(candidates)
+    names = ids if ids is not None else [str(i) for i in range(len(texts))]
+    return [_check_caption(t, f"candidate {n}") for n, t in zip(names, texts)], ids
+
+
 _LONE_SURROGATES = re.compile("[\ud800-\udfff]")       # never valid text in a Python str
 
 

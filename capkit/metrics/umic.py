@@ -16,27 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from capkit.metrics.inputs import candidate_texts
 from capkit.scores import Scores, make_signature
-
-
-def _texts(candidates) -> tuple[list[str], tuple[str, ...] | None]:
-    from collections.abc import Mapping
-
-    from capkit.metrics.inputs import _check_caption
-    if isinstance(candidates, Mapping):
-        ids, texts = tuple(str(i) for i in candidates), list(candidates.values())
-    elif isinstance(candidates, str) or not hasattr(candidates, "__len__"):
-        raise TypeError("candidates must be a list of captions or a mapping {id: caption}")
-    else:
-        ids, texts = None, list(candidates)
-    names = ids if ids is not None else [str(i) for i in range(len(texts))]
-    return [_check_caption(t, f"candidate {n}") for n, t in zip(names, texts)], ids
 
 
 def _matching(metric: str, candidates, images, model, batch_size, device) -> Scores:
     from capkit.models.images import align_images
     from capkit.models.world_vilt import load_named
-    texts, ids = _texts(candidates)
+    texts, ids = candidate_texts(candidates)
     pictures = align_images(candidates, images)
     enc = load_named(model, device=device)
     logits = enc.matching_logits(texts, pictures, batch_size)
