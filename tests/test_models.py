@@ -265,3 +265,26 @@ def test_align_images_errors_say_what_to_pass(tmp_path):
         align_images({"1": "a", "2": "b"}, {"1": "x.jpg"})
     assert align_images({"1": "a"}, {1: "x.jpg"}) == ["x.jpg"]
     assert os.fspath(align_images(["a"], [tmp_path])[0]) == os.fspath(tmp_path)
+
+
+@pytest.mark.parametrize("module, label", [("i2ce", "I2CE"), ("leic", "LEIC"),
+                                           ("world_clip", "world-CLIP"),
+                                           ("world_vilt", "world-ViLT"),
+                                           ("world_captioner", "world-captioner")])
+def test_every_trained_model_looks_its_presets_up_the_same_way(module, label):
+    import dataclasses
+    import importlib
+    mod = importlib.import_module(f"capkit.models.{module}")
+    field = dataclasses.fields(mod.PRESETS["tiny"])[0].name
+    value = getattr(mod.PRESETS["small"], field)
+    cfg = mod.get_config("small", **{field: value})
+    assert cfg == mod.PRESETS["small"] and cfg is not mod.PRESETS["small"]
+    assert mod.get_config(cfg) == cfg                          # a config passes through
+    tiny = mod.get_config("tiny")
+    assert mod.get_config(cfg, **{field: getattr(tiny, field)}) == \
+        dataclasses.replace(cfg, **{field: getattr(tiny, field)})
+    with pytest.raises(ValueError, match=f"unknown {label} preset 'huge'; choose one of tiny, "
+                                         f"small.* or pass an? {type(cfg).__name__}"):
+        mod.get_config("huge")
+    with pytest.raises(TypeError):                               # not a field of the config
+        mod.get_config("tiny", no_such_field=1)

@@ -53,6 +53,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from capkit.cache_files import write_atomic
 from capkit.caption_files import unique_keys
+from capkit.models.configs import preset_config
 from capkit.models.i2ce_vocab import BOS, EOS, PAD, SPECIALS, UNK, Vocabulary, tokenize
 from capkit.models.runtime import float32_kernels
 
@@ -85,12 +86,7 @@ PRESETS = {
 
 def get_config(preset: str | I2CEConfig, **changes) -> I2CEConfig:
     """A preset by name (``tiny``, ``small``, ``paper``) or a config, with fields changed."""
-    if isinstance(preset, I2CEConfig):
-        return dataclasses.replace(preset, **changes)
-    if preset not in PRESETS:
-        raise ValueError(f"unknown I2CE preset {preset!r}; choose one of {', '.join(PRESETS)} "
-                         "or pass an I2CEConfig")
-    return dataclasses.replace(PRESETS[preset], **changes)
+    return preset_config(PRESETS, preset, "I2CE", changes)
 
 
 # ----------------------------------------------------------------------------- the model

@@ -35,13 +35,13 @@ training is ``capkit.training.leic``. Explained in notebooks/05_learned_critic.i
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
+from capkit.models.configs import preset_config
 from capkit.models.i2ce_vocab import EOS, PAD, SPECIALS
 
 CONTEXTS = ("caption", "image", "both")
@@ -89,12 +89,7 @@ PRESETS = {
 
 def get_config(preset: str | LEICConfig, **changes) -> LEICConfig:
     """A preset by name (``tiny``, ``small``, ``paper``) or a config, with fields changed."""
-    if isinstance(preset, LEICConfig):
-        return dataclasses.replace(preset, **changes)
-    if preset not in PRESETS:
-        raise ValueError(f"unknown LEIC preset {preset!r}; choose one of {', '.join(PRESETS)} "
-                         "or pass a LEICConfig")
-    return dataclasses.replace(PRESETS[preset], **changes)
+    return preset_config(PRESETS, preset, "LEIC", changes)
 
 
 # ----------------------------------------------------------------------------- compact bilinear

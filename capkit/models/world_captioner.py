@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from capkit.cache_files import write_atomic
+from capkit.models.configs import preset_config
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")        # ids 0..3
@@ -64,12 +65,7 @@ PRESETS = {
 
 def get_config(preset: str | CaptionerConfig, **changes) -> CaptionerConfig:
     """A preset by name (``tiny``, ``small``) or a config, with fields changed."""
-    if isinstance(preset, CaptionerConfig):
-        return dataclasses.replace(preset, **changes)
-    if preset not in PRESETS:
-        raise ValueError(f"unknown world-captioner preset {preset!r}; choose one of "
-                         f"{', '.join(PRESETS)} or pass a CaptionerConfig")
-    return dataclasses.replace(PRESETS[preset], **changes)
+    return preset_config(PRESETS, preset, "world-captioner", changes)
 
 
 class CaptionNet(nn.Module):

@@ -25,12 +25,12 @@ imported from here. Explained in notebooks/10_captioned_world.ipynb, section "wo
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from capkit.models.configs import preset_config
 from capkit.models.images import ImagePreprocess
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -64,12 +64,7 @@ PRESETS = {
 
 def get_config(preset: str | WorldCLIPConfig, **changes) -> WorldCLIPConfig:
     """A preset by name (``tiny``, ``small``) or a config, with fields changed."""
-    if isinstance(preset, WorldCLIPConfig):
-        return dataclasses.replace(preset, **changes)
-    if preset not in PRESETS:
-        raise ValueError(f"unknown world-CLIP preset {preset!r}; choose one of "
-                         f"{', '.join(PRESETS)} or pass a WorldCLIPConfig")
-    return dataclasses.replace(PRESETS[preset], **changes)
+    return preset_config(PRESETS, preset, "world-CLIP", changes)
 
 
 def build_tokenizer(words, context: int = 40):

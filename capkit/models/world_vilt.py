@@ -38,7 +38,6 @@ Explained in notebooks/07_umic.ipynb and notebooks/08_vilbertscore.ipynb.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
@@ -47,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
+from capkit.models.configs import preset_config
 from capkit.models.images import ImagePreprocess
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -80,12 +80,7 @@ PRESETS = {
 
 def get_config(preset: str | WorldViltConfig, **changes) -> WorldViltConfig:
     """A preset by name (``tiny``, ``small``) or a config, with fields changed."""
-    if isinstance(preset, WorldViltConfig):
-        return dataclasses.replace(preset, **changes)
-    if preset not in PRESETS:
-        raise ValueError(f"unknown world-ViLT preset {preset!r}; choose one of "
-                         f"{', '.join(PRESETS)} or pass a WorldViltConfig")
-    return dataclasses.replace(PRESETS[preset], **changes)
+    return preset_config(PRESETS, preset, "world-ViLT", changes)
 
 
 def build_tokenizer(words, context: int = 40):
