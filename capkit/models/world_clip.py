@@ -147,15 +147,17 @@ def _preprocessor_json(pre: ImagePreprocess) -> bytes:
     return json.dumps(cfg, indent=1, sort_keys=True).encode("utf-8")
 
 
-def checkpoint_sha256(folder: str | Path) -> str:
-    """One digest of a world-CLIP folder: sha256 over each file's name and sha256 (FILES)."""
+def checkpoint_sha256(folder: str | Path, files=FILES, *, model: str = "world-CLIP") -> str:
+    """One digest of a checkpoint folder: sha256 over each file's name and sha256 (``files``,
+    default world-CLIP's FILES); world-ViLT's and UMIC's folders use it too (``model``, in
+    the error for a missing file: ``capkit train <model> --out FOLDER`` makes one)."""
     folder = Path(folder)
-    missing = [n for n in FILES if not (folder / n).is_file()]
+    missing = [n for n in files if not (folder / n).is_file()]
     if missing:
-        raise FileNotFoundError(f"{folder} is not a world-CLIP folder (missing {missing}); "
-                                "make one with `capkit train world-clip --out FOLDER`")
+        raise FileNotFoundError(f"{folder} is not a {model} folder (missing {missing}); make "
+                                f"one with `capkit train {model.lower()} --out FOLDER`")
     digest = hashlib.sha256()
-    for name in FILES:
+    for name in files:
         digest.update(f"{name}\0{hashlib.sha256((folder / name).read_bytes()).hexdigest()}\n"
                       .encode())
     return digest.hexdigest()

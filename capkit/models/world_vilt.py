@@ -39,7 +39,6 @@ Explained in notebooks/07_umic.ipynb and notebooks/08_vilbertscore.ipynb.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,16 +137,8 @@ def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None,
 
 def checkpoint_sha256(folder: str | Path, files=FILES) -> str:
     """One digest of a folder: sha256 over each file's name and sha256 (``files``)."""
-    folder = Path(folder)
-    missing = [n for n in files if not (folder / n).is_file()]
-    if missing:
-        raise FileNotFoundError(f"{folder} is not a world-ViLT folder (missing {missing}); make "
-                                "one with `capkit train world-vilt --out FOLDER`")
-    digest = hashlib.sha256()
-    for name in files:
-        digest.update(f"{name}\0{hashlib.sha256((folder / name).read_bytes()).hexdigest()}\n"
-                      .encode())
-    return digest.hexdigest()
+    from capkit.models.world_clip import checkpoint_sha256 as folder_sha256
+    return folder_sha256(folder, files, model="world-ViLT")
 
 
 def read_meta(folder: str | Path) -> dict:
