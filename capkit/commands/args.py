@@ -57,3 +57,27 @@ def output_file(path: str | os.PathLike, option: str = "--out") -> Path:
         raise ValueError(f"{option} {path} is a folder; give a file name")
     _probe(path, path.parent, option, "file")
     return path
+
+
+FORMATS = ["json", "table", "markdown", "csv"]
+
+
+def training_options(parser: argparse.ArgumentParser, run, *, workdir: bool = False,
+                     glove: bool = False) -> None:
+    """The options every ``capkit train <model>`` shares: ``--seed`` and ``--threads`` (the two
+    that, with the preset, make a checkpoint reproducible byte for byte), ``--workdir`` and
+    ``--resume`` for the models trained in resumable epochs, ``--glove`` for those that read
+    GloVe vectors, ``--format``; and ``run`` as the command."""
+    if workdir:
+        parser.add_argument("--workdir", default=None,
+                            help="folder for the per-epoch training state (needed by --resume)")
+        parser.add_argument("--resume", action="store_true",
+                            help="continue from --workdir's state")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
+    if glove:
+        parser.add_argument("--glove", default=None,
+                            help="a GloVe text file (default: the offline 6B 50-d bundle)")
+    parser.add_argument("--format", choices=FORMATS, default="table")
+    parser.set_defaults(func=run)

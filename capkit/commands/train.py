@@ -14,6 +14,8 @@ import argparse
 import json
 import time
 
+from capkit.commands.args import training_options
+
 
 def _epochs(text: str) -> tuple[int, int]:
     try:
@@ -35,40 +37,23 @@ def register(sub) -> None:
                    help="sizes and schedule: tiny ~1 min, small ~15 min (shipped), paper hours")
     q.add_argument("--out", default=None,
                    help="checkpoint to write (.safetensors; default i2ce_<preset>.safetensors)")
-    q.add_argument("--workdir", default=None,
-                   help="folder for the per-epoch training state (needed by --resume)")
-    q.add_argument("--resume", action="store_true", help="continue from --workdir's state")
-    q.add_argument("--seed", type=int, default=0)
-    q.add_argument("--threads", type=int, default=1,
-                   help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
-    q.add_argument("--glove", default=None,
-                   help="a GloVe text file (default: the offline 6B 50-d bundle)")
     q.add_argument("--epochs", type=_epochs, default=None,
                    help="epochs of stage 1 and stage 2, e.g. 4,3 (default: the preset's)")
-    q.add_argument("--format", choices=["json", "table", "markdown", "csv"], default="table")
-    q.set_defaults(func=run)
+    training_options(q, run, workdir=True, glove=True)
     w = models.add_parser("world-clip", help="world-CLIP: a small CLIP trained on world scenes "
                           "(train split; benchmark scenes never seen)")
     w.add_argument("--preset", choices=["tiny", "small"], default="small",
                    help="sizes and schedule: tiny seconds (tests), small ~5 min (shipped)")
     w.add_argument("--out", default=None,
                    help="folder to write (default world_clip_<preset>)")
-    w.add_argument("--seed", type=int, default=0)
-    w.add_argument("--threads", type=int, default=1,
-                   help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
-    w.add_argument("--format", choices=["json", "table", "markdown", "csv"], default="table")
-    w.set_defaults(func=run_world_clip)
+    training_options(w, run_world_clip)
     c = models.add_parser("world-captioner", help="the world captioner (CNN + GRU), saved at "
                           "several steps: world systems from weak to good (train split only)")
     c.add_argument("--preset", choices=["tiny", "small"], default="small",
                    help="sizes and schedule: tiny seconds (tests), small a few minutes (shipped)")
     c.add_argument("--out", default=None, help="folder that receives one checkpoint per saved "
                    "step (default world_captioner_<preset>; capkit/models/weights ships them)")
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--threads", type=int, default=1,
-                   help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
-    c.add_argument("--format", choices=["json", "table", "markdown", "csv"], default="table")
-    c.set_defaults(func=run_world_captioner)
+    training_options(c, run_world_captioner)
     from capkit.commands.train_leic import add_parser as add_leic
     add_leic(models)
     from capkit.commands.train_vilt import register_vilt

@@ -13,6 +13,8 @@ import argparse
 import json
 import time
 
+from capkit.commands.args import training_options
+
 
 def _fold(text: str):
     if text == "both":
@@ -46,16 +48,7 @@ def add_parser(models) -> None:
     q.add_argument("--epochs", type=int, default=None, help="default: the preset's")
     q.add_argument("--out", default=None,
                    help="checkpoint to write (default <variant>_<preset>.safetensors)")
-    q.add_argument("--workdir", default=None,
-                   help="folder for the per-epoch training state (needed by --resume)")
-    q.add_argument("--resume", action="store_true", help="continue from --workdir's state")
-    q.add_argument("--seed", type=int, default=0)
-    q.add_argument("--threads", type=int, default=1,
-                   help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
-    q.add_argument("--glove", default=None,
-                   help="a GloVe text file (default: the offline 6B 50-d bundle)")
-    q.add_argument("--format", choices=["json", "table", "markdown", "csv"], default="table")
-    q.set_defaults(func=run)
+    training_options(q, run, workdir=True, glove=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ import dataclasses
 import json
 import time
 
-FORMATS = ["json", "table", "markdown", "csv"]
+from capkit.commands.args import training_options
 
 
 def register_vilt(models) -> None:
@@ -30,13 +30,9 @@ def register_vilt(models) -> None:
                    help="sizes and schedule: tiny seconds (tests); small (shipped) 12-20 min on "
                    "one thread, starting from the shipped world-CLIP's vision tower")
     v.add_argument("--out", default=None, help="folder to write (default world_vilt_<preset>)")
-    v.add_argument("--seed", type=int, default=0)
-    v.add_argument("--threads", type=int, default=1,
-                   help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
     v.add_argument("--device", default=None, help="cpu (default), cuda, ...; the same batches "
                    "on any device, weights equal to the CPU run's up to float32 rounding")
-    v.add_argument("--format", choices=FORMATS, default="table")
-    v.set_defaults(func=run_world_vilt)
+    training_options(v, run_world_vilt)
     u = models.add_parser(
         "umic", help="UMIC: contrastive fine-tuning of a matching head "
         "(world data, or --references / --images)",
@@ -71,10 +67,7 @@ def register_vilt(models) -> None:
                    help="the hinge loss's margin M in max(0, M + s_neg - s_pos) (default 0.2, "
                    "UMIC's)")
     u.add_argument("--device", default=None, help="cpu (default), cuda, ...")
-    u.add_argument("--seed", type=int, default=0)
-    u.add_argument("--threads", type=int, default=1)
-    u.add_argument("--format", choices=FORMATS, default="table")
-    u.set_defaults(func=run_umic)
+    training_options(u, run_umic)
 
 
 def _print(result, seconds: float, keys: list[str], fmt: str, summary: str) -> None:
