@@ -52,11 +52,19 @@ def paused_gc():
 
 def _read_json(path: str | Path, what: str):
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{what} file {str(path)!r} is a folder; give the JSON file itself")
     if not path.is_file():
         raise FileNotFoundError(f"{what} file {str(path)!r} does not exist")
     try:
         with paused_gc():
             return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{what} file {str(path)!r} is not UTF-8 text ({err.reason} at byte "
+                         f"{err.start}); save it as UTF-8 JSON") from None
+    except PermissionError as err:
+        raise ValueError(f"{what} file {str(path)!r} cannot be read ({err.strerror}); check its "
+                         "permissions") from None
     except DuplicateKeyError as err:
         raise ValueError(f"{what} file {str(path)!r} gives the id (or key) {err.key!r} twice in "
                          "one object; a JSON reader would keep only the last one silently: give "

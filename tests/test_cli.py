@@ -115,6 +115,28 @@ def test_missing_file_is_named(capsys):
     assert "nope.json" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kind, match", [("folder", "is a folder; give the JSON file itself"),
+                                         ("latin-1", "is not UTF-8 text"),
+                                         ("unreadable", "cannot be read (Permission denied)")])
+def test_a_file_that_cannot_be_read_is_named_with_what_to_do(files, tmp_path, capsys,
+                                                              monkeypatch, kind, match):
+    import errno
+    import pathlib
+    _, r = files
+    c = tmp_path / "given.json"
+    if kind == "folder":
+        c.mkdir()
+    else:
+        c.write_bytes('{"1": "un caf\u00e9"}'.encode("latin-1"))
+    if kind == "unreadable":            # (chmod would not stop root, who runs CI: simulated)
+        def denied(self, *args, **kwargs):
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        monkeypatch.setattr(pathlib.Path, "read_text", denied)
+    assert main(["score", "--candidates", str(c), "--references", str(r)]) == 2
+    err = capsys.readouterr().err
+    assert str(c) in err and match in err
+
+
 @pytest.mark.slow
 def test_bench_runs_a_user_metric_from_a_file_next_to_builtins(shared_data, tmp_path, monkeypatch,
                                                                 capsys):
