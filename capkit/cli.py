@@ -55,13 +55,15 @@ def entry() -> None:
     handlers run and the output is flushed, as at a normal exit, but the freeing of every module
     and object (~0.02 s of a 0.6 s run on a COCO system, docs/speed.md) is skipped: the
     operating system reclaims the memory anyway. Other commands run long, may leave files for
-    finalizers to close, and exit normally; so does a score run with a thread still working.
-    A reader that goes away (``capkit score ... | head``) ends the run quietly, exit status 1.
+    finalizers to close, and exit normally; so does a score run with a thread still working,
+    or under a profiler, tracer or debugger (``python -m cProfile -m capkit score``, pdb,
+    coverage) or ``python -i``, which have work of their own to do after it. A reader that goes
+    away (``capkit score ... | head``) ends the run quietly, exit status 1.
     """
     argv = sys.argv[1:]
     try:
         code = main(argv)
-        if _command(argv) == "score" and not _threads_running():
+        if _command(argv) == "score" and not _watched() and not _threads_running():
             atexit._run_exitfuncs()     # (then cleared: a normal exit would not run them again)
             sys.stdout.flush()
             sys.stderr.flush()
@@ -72,6 +74,12 @@ def entry() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
     sys.exit(code)
+
+
+def _watched() -> bool:
+    """Whether a profiler, tracer or debugger runs this process, or ``python -i`` will open a
+    prompt after it: they act after the command returns, so the process must live on."""
+    return sys.getprofile() is not None or sys.gettrace() is not None or bool(sys.flags.inspect)
 
 
 def _threads_running() -> bool:

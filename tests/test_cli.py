@@ -190,7 +190,7 @@ def length(candidates, references):
 '''
 
 
-def _run_capkit(tmp_path, *args, **kwargs):
+def _run_capkit(tmp_path, *args, prefix=(), **kwargs):
     import os
     import subprocess
     import sys
@@ -201,7 +201,7 @@ def _run_capkit(tmp_path, *args, **kwargs):
     repo = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(repo)]),
            "CAPKIT_TEST_TRACES": str(traces)}
-    return traces, subprocess.run([sys.executable, "-m", "capkit", *args], env=env,
+    return traces, subprocess.run([sys.executable, *prefix, "-m", "capkit", *args], env=env,
                                   cwd=tmp_path, timeout=120, **kwargs)
 
 
@@ -227,6 +227,17 @@ def test_score_process_flushes_all_output_and_runs_atexit_handlers_before_its_ea
     assert len(out["metrics"]["capkit_test_exit_traces:length"]["per_caption"]) == len(cands)
     assert (traces / "atexit").read_text() == "ran"
     assert not (traces / "teardown").exists()          # the teardown was skipped
+
+
+def test_score_under_a_profiler_lives_on_for_its_report(tmp_path):
+    c, r, _, _ = _many_captions(tmp_path, n=20)
+    traces, done = _run_capkit(tmp_path, "score", "--candidates", str(c), "--references", str(r),
+                               "--metrics", "bleu_4,capkit_test_exit_traces:length",
+                               "--format", "json", capture_output=True, text=True,
+                               prefix=["-m", "cProfile", "-s", "tottime"])
+    assert done.returncode == 0, done.stderr
+    assert "function calls" in done.stdout and "Ordered by: internal time" in done.stdout
+    assert (traces / "teardown").exists()          # the normal exit, teardown included
 
 
 def test_other_commands_and_failing_scores_keep_their_exit(tmp_path):
