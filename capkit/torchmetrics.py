@@ -52,20 +52,32 @@ torchmetrics settings
 ``full_state_update = False``: the state of a batch simply extends the global list, so
 ``forward`` (``metric(cands, refs)``) runs ``update`` once and returns the metric on that batch
 alone (for corpus metrics, e.g. CIDEr-D with that batch's document frequencies); its ``Scores``
-are in ``metric.batch_scores``. Scoring every batch costs time: call ``update`` if you only want
-the epoch value. ``compute_on_cpu`` stays False by default: the bytes are small, and a NCCL
+are in ``metric.batch_scores``. A batch that cannot be scored alone (empty, or one image for
+CIDEr-D, whose document frequencies need several) gives NaN with a warning; it is accumulated
+all the same, and a malformed batch is refused before anything accumulated is touched. Scoring
+every batch costs time: call ``update`` if you only want the epoch value. ``merge_state(other)``
+puts ``other``'s captions first (torchmetrics' order for list states). ``compute_on_cpu`` stays False by default: the bytes are small, and a NCCL
 gather needs them on the GPU. Keyword arguments named like torchmetrics' (``METRIC_KWARGS``) go to
 ``torchmetrics.Metric``; every other one is an option of the capkit metric.
 
 compute() with no captions at all (on any process) raises ValueError rather than returning NaN:
 a NaN in the logs hides a wiring bug (``update`` never called), and since every process sees the
-same gathered state, all of them raise together and none is left waiting in a collective.
+same gathered state, all of them raise together and none is left waiting in a collective. After
+such an error each process holds its own captions again (torchmetrics leaves the gathered state
+in place when ``compute`` raises; ``CaptionMetric`` restores it), so ``reset`` and ``update`` work.
+
+``update`` checks a batch as the functional call would (every reference list non-empty, no empty
+reference, no id twice), so a bad batch fails where it is given, not at the end of the epoch.
+Ids are compared as text (``7`` and ``"7"`` are one id); tensor ids (a DataLoader's collated
+``image_id``) are read with ``tolist()``, so ``tensor([42, 43])`` gives ``"42"``, ``"43"`` on
+any device.
 """
 from __future__ import annotations
 
 import collections
 import inspect
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -135,6 +147,7 @@ class CaptionMetric(Metric):
         self.add_state("records", default=[], dist_reduce_fx="cat")
         self._scores: Scores | None = None
         self.batch_scores: Scores | None = None    # the last forward()'s batch
+        self._in_forward = False
 
     def update(self, candidates, references, ids: Sequence | None = None) -> None:
         """One batch: lists ``[caption]``, ``[[refs]]`` (optionally ``ids``), or mappings
@@ -150,10 +163,30 @@ class CaptionMetric(Metric):
 
     def compute(self) -> torch.Tensor:
         """Corpus score of every caption of every process, as a 0-d float64 tensor."""
-        ids, candidates, references = _whole_set(_decode(self.records))
-        self._scores = _score(self.metric_name, self.options, ids, candidates, references)
         dtype = torch.float32 if self.device.type == "mps" else torch.float64  # mps has no f64
+        try:
+            ids, candidates, references = _whole_set(_decode(self.records))
+            self._scores = _score(self.metric_name, self.options, ids, candidates, references)
+        except ValueError as err:
+            if self._in_forward:            # the batch alone cannot be scored: NaN, not a crash
+                warnings.warn(f"{self.metric_name}: this batch cannot be scored on its own "
+                              f"({err}); forward() returns NaN for it. The batch is accumulated "
+                              "and counts in compute().", stacklevel=4)
+                self._scores = None
+                return torch.tensor(float("nan"), dtype=dtype, device=self.device)
+            self._local_state_back()
+            raise
+        except BaseException:
+            self._local_state_back()
+            raise
         return torch.tensor(self._scores.corpus, dtype=dtype, device=self.device)
+
+    def _local_state_back(self) -> None:
+        """This process's own captions back after a failed compute(): torchmetrics' sync_context
+        restores them only when compute returns, and would leave the gathered state (a tensor,
+        on which reset and update fail)."""
+        if self._is_synced and self._cache is not None:
+            self.unsync()
 
     @property
     def scores(self) -> Scores:
@@ -167,11 +200,22 @@ class CaptionMetric(Metric):
         super().reset()
         self._scores = None
 
-    def forward(self, *args, **kwargs) -> torch.Tensor:
-        """Accumulate the batch and return the metric on this batch alone."""
-        value = super().forward(*args, **kwargs)
+    def forward(self, candidates, references, ids: Sequence | None = None) -> torch.Tensor:
+        """Accumulate the batch and return the metric on this batch alone (NaN, with a warning,
+        for a batch that cannot be scored alone; a malformed batch raises before anything
+        accumulated is touched)."""
+        _as_lists(candidates, references, ids)      # torchmetrics resets the state, then updates
+        self._in_forward = True
+        try:
+            value = super().forward(candidates, references, ids=ids)
+        finally:
+            self._in_forward = False
         self.batch_scores, self._scores = self._scores, None
         return value
+
+    def merge_state(self, incoming_state) -> None:
+        super().merge_state(incoming_state)
+        self._computed, self._scores = None, None   # (torchmetrics would keep the old value)
 
     def sync(self, *args, **kwargs) -> None:
         # a process with no update still has to send a uint8 tensor to the gather: torchmetrics'
@@ -208,16 +252,45 @@ def _as_lists(candidates, references, ids) -> tuple[list[str] | None, list[str],
     elif len(candidates) != len(references):
         raise ValueError(f"got {len(candidates)} candidates but {len(references)} reference "
                          "lists; they must be aligned one to one")
-    elif ids is not None and len(ids) != len(candidates):
-        raise ValueError(f"got {len(ids)} ids for {len(candidates)} candidates")
+    else:
+        ids = _id_list(ids)
+        if ids is not None and len(ids) != len(candidates):
+            raise ValueError(f"got {len(ids)} ids for {len(candidates)} candidates")
+    ids = None if ids is None else [str(i) for i in ids]
+    names = ids or [f"at position {i} of this batch" for i in range(len(candidates))]
     refs = []
-    for c, rs in zip(candidates, references):
+    for name, c, rs in zip(names, candidates, references):
         if not isinstance(c, str) or isinstance(rs, str) or not isinstance(rs, Sequence) \
                 or not all(isinstance(r, str) for r in rs):
             raise TypeError(f"each candidate must be a string and each reference list a list of "
                             f"strings; got {c!r} with {rs!r}")
+        if not rs:       # (what the functional call refuses, refused here, not at compute())
+            raise ValueError(f"candidate {name} has no references; every candidate needs a "
+                             "non-empty list of reference captions")
+        for j, r in enumerate(rs):
+            if not r.strip():
+                raise ValueError(f"reference {j} of candidate {name} is empty or "
+                                 "whitespace-only; remove it or give a real caption")
         refs.append(list(rs))
-    return (None if ids is None else [str(i) for i in ids]), list(candidates), refs
+    if ids is not None and len(set(ids)) < len(ids):
+        twice = [i for i, n in collections.Counter(ids).items() if n > 1]
+        raise ValueError(f"{len(twice)} caption id(s) appear more than once in this batch "
+                         f"(first: {twice[:5]}; ids are compared as text, so 7 and '7' are one "
+                         "id): give every caption its own id")
+    return ids, list(candidates), refs
+
+
+def _id_list(ids) -> list | None:
+    """``ids=`` as a list: a tensor or array (a DataLoader's collated ids) through ``tolist()``,
+    so that ``tensor([42])`` is the id ``"42"`` on any device."""
+    if ids is None:
+        return None
+    if hasattr(ids, "tolist"):
+        ids = ids.tolist()
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, (Sequence, range)):
+        raise TypeError(f"ids must be a list (or a tensor) with one id per candidate, got "
+                        f"{type(ids).__name__}: {ids!r:.80}")
+    return list(ids)
 
 
 def _decode(state) -> list[list]:

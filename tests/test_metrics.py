@@ -102,6 +102,7 @@ def test_signature_records_settings():
     ({"a": "x", "b": "y"}, {"a": ["x"], "c": ["z"]}, ValueError, r"ids must match exactly.*\['b'\]"),
     (["x", "y"], [["x"]], ValueError, "aligned one to one"),
     ({"a": "x"}, [["x"]], TypeError, "must be a mapping"),
+    ({7: "x", "7": "y"}, {7: ["x"], "7": ["y"]}, ValueError, r"two different keys.*\['7'\]"),
 ])
 def test_bad_input_gives_a_clear_error(cands, refs, err, match):
     with pytest.raises(err, match=match):

@@ -99,6 +99,51 @@ def test_forward_gives_the_batch_value_and_accumulates(coco):
     assert metric.compute().item() == whole.corpus
 
 
+def test_forward_on_a_batch_that_cannot_be_scored_alone_keeps_the_epoch(coco):
+    ids, cands, refs = (x[:6] for x in coco)
+    metric = CaptionMetric("cider_d")
+    metric.update(*_keyed(ids[:5], cands[:5], refs[:5]))
+    with pytest.warns(UserWarning, match="cannot be scored on its own.*accumulated"):
+        one = metric(*_keyed(ids[5:], cands[5:], refs[5:]))   # CIDEr-D needs several images
+    with pytest.warns(UserWarning, match="cannot be scored on its own"):
+        empty = metric({}, {})
+    assert np.isnan(one.item()) and np.isnan(empty.item()) and metric.batch_scores is None
+    whole = score(*_keyed(ids, cands, refs), ["cider_d"])["cider_d"]
+    assert metric.compute().item() == whole.corpus
+    _assert_same(metric.scores, whole)
+
+
+def test_forward_with_a_malformed_batch_keeps_the_epoch(coco):
+    ids, cands, refs = (x[:5] for x in coco)
+    metric = CaptionMetric("bleu_4")
+    metric.update(*_keyed(ids, cands, refs))
+    with pytest.raises(ValueError, match="has no references"):
+        metric(["a dog"], [[]])
+    assert metric.compute().item() == score(*_keyed(ids, cands, refs), ["bleu_4"])["bleu_4"].corpus
+
+
+def test_tensor_ids_are_read_as_numbers():
+    import torch
+    metric = CaptionMetric("bleu_1")
+    metric.update(["a dog", "a cat"], [["a dog"], ["a cat"]], ids=torch.tensor([42, 43]))
+    metric.compute()
+    assert metric.scores.ids == ("42", "43") and list(metric.scores.by_id()) == ["42", "43"]
+    with pytest.raises(TypeError, match="ids must be a list"):
+        metric.update(["a dog"], [["a dog"]], ids=5)
+
+
+def test_merge_state_after_compute_gives_the_merged_value(coco):
+    ids, cands, refs = (x[:20] for x in coco)
+    a, b = CaptionMetric("bleu_4"), CaptionMetric("bleu_4")
+    a.update(*_keyed(ids[:10], cands[:10], refs[:10]))
+    b.update(*_keyed(ids[10:], cands[10:], refs[10:]))
+    a.compute()
+    a.merge_state(b)                  # b's captions first: torchmetrics' order for list states
+    want = score(*_keyed(ids[10:] + ids[:10], cands[10:] + cands[:10], refs[10:] + refs[:10]),
+                 ["bleu_4"])["bleu_4"]
+    assert a.compute().item() == want.corpus and a.scores.ids == want.ids
+
+
 def test_reset_starts_over(coco):
     ids, cands, refs = coco
     metric = CaptionMetric("bleu_4")
@@ -197,6 +242,9 @@ def test_ids_in_some_updates_only():
     (["a dog"], [["a dog"]], ["1", "2"], "2 ids for 1 candidates"),
     ({"1": "a dog"}, {"2": ["a dog"]}, None, r"no references for \['1'\]"),
     ({"1": "a dog"}, {"1": ["a dog"]}, ["1"], "keyed by id already"),
+    (["a dog", "a cat"], [["a dog"], []], None, "candidate at position 1 of this batch has no"),
+    (["a dog"], [["a dog", " "]], ["7"], "reference 1 of candidate 7 is empty"),
+    (["a dog", "a cat"], [["a dog"], ["a cat"]], [7, "7"], r"more than once in this batch.*'7'"),
 ])
 def test_malformed_batches_fail_at_update(cands, refs, ids, match):
     with pytest.raises(ValueError, match=match):
@@ -269,6 +317,9 @@ def _rank_main(rank, world, init, shards, out_dir):
                 metric.compute()
             except ValueError as err:
                 out[case] = str(err)
+            metric.reset()                        # usable again after the error
+            metric.update(*_keyed(*[x[:3] for x in (ids, cands, refs)]))
+            out[case + "_then"] = metric.compute().item()
         with open(out_dir / f"rank{rank}.pkl", "wb") as f:
             pickle.dump(out, f)
     finally:
@@ -309,6 +360,8 @@ def test_two_processes_on_gloo_equal_one_functional_call(coco, tmp_path, monkeyp
     assert out[0]["bleu_4"][0] == whole["bleu_4"].corpus             # pooled counts: exact
     alone = score(*_keyed(*shards[0]), ["bleu_4"])["bleu_4"].corpus
     assert out[0]["lone"] == out[1]["lone"] == alone
+    first3 = score(*_keyed(*[x[:3] + y[:3] for x, y in zip(*shards)]), ["bleu_4"])["bleu_4"]
     for rank in range(2):
         assert "no captions to score" in out[rank]["nothing"]
         assert f"['{shards[0][0][0]}']" in out[rank]["dup"]
+        assert out[rank]["nothing_then"] == out[rank]["dup_then"] == first3.corpus

@@ -7,6 +7,7 @@ sequences (``[caption, ...]``, ``[[refs], ...]``). Both are checked the same way
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import re
 import warnings
@@ -178,6 +179,11 @@ def align(candidates, references, *, strict: bool = False
         cands = [candidates[i] for i in ids]
         refs = [references[i] for i in ids]
         ids = tuple(str(i) for i in ids)
+        if len(set(ids)) < len(ids):       # 7 and "7": one id as text, two keys of the mapping
+            same = sorted(i for i, n in collections.Counter(ids).items() if n > 1)
+            raise ValueError(f"{len(same)} id(s) occur as two different keys, e.g. 7 and '7' "
+                             f"(first: {same[:5]}); scores are keyed by id as text, so give "
+                             "every id in one form (all str or all int)")
     else:
         if isinstance(candidates, str) or not isinstance(candidates, Sequence):
             raise TypeError("candidates must be a list of captions or a mapping {id: caption}")
