@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import sys
 from pathlib import Path
 
 
@@ -51,14 +52,17 @@ def paused_gc():
 
 
 def _read_json(path: str | Path, what: str):
+    """The JSON of ``path``: a file, a pipe (``/dev/stdin``, ``<(...)``) or ``-`` (standard
+    input), UTF-8 with or without a byte-order mark."""
     path = Path(path)
-    if path.is_dir():
+    if str(path) != "-" and path.is_dir():
         raise ValueError(f"{what} file {str(path)!r} is a folder; give the JSON file itself")
-    if not path.is_file():
+    if str(path) != "-" and not path.exists():
         raise FileNotFoundError(f"{what} file {str(path)!r} does not exist")
     try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
         with paused_gc():
-            return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+            return json.loads(data.decode("utf-8-sig"), object_pairs_hook=unique_keys)
     except UnicodeDecodeError as err:
         raise ValueError(f"{what} file {str(path)!r} is not UTF-8 text ({err.reason} at byte "
                          f"{err.start}); save it as UTF-8 JSON") from None

@@ -9,6 +9,7 @@ import atexit
 import importlib
 import os
 import sys
+import warnings
 
 from capkit.commands import COMMANDS
 
@@ -41,11 +42,32 @@ def main(argv: list[str] | None = None) -> int:
         # An OPENBLAS_NUM_THREADS the user set wins.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args = build_parser(argv).parse_args(argv)
-    try:
-        return args.func(args)
-    except (ValueError, FileNotFoundError, TypeError, RuntimeError) as err:
-        print(f"capkit {args.command}: error: {err}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warnings(args.command)
+        try:
+            return args.func(args)
+        except (ValueError, FileNotFoundError, TypeError, RuntimeError) as err:
+            print(f"capkit {args.command}: error: {_message(err)}", file=sys.stderr)
+            return 2
+
+
+def _message(err: BaseException) -> str:
+    """The error's text and its notes (e.g. which user metric raised it), on one line."""
+    return " ".join([str(err), *getattr(err, "__notes__", ())])
+
+
+def _one_line_warnings(command: str):
+    """``warnings.showwarning`` for the command line: ``capkit <command>: warning: <text>`` on
+    stderr, each text once (several metrics warn about the same empty candidate), without the
+    source line and path of the library code that raised it."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = str(message)
+        if text not in seen:
+            seen.add(text)
+            print(f"capkit {command}: warning: {text}", file=sys.stderr if file is None else file)
+    return show
 
 
 def entry() -> None:
@@ -58,22 +80,35 @@ def entry() -> None:
     finalizers to close, and exit normally; so does a score run with a thread still working,
     or under a profiler, tracer or debugger (``python -m cProfile -m capkit score``, pdb,
     coverage) or ``python -i``, which have work of their own to do after it. A reader that goes
-    away (``capkit score ... | head``) ends the run quietly, exit status 1.
+    away (``capkit score ... | head``) ends the run quietly, exit status 1; an output that cannot
+    be written (a full disk) is a one-line error, exit status 2.
     """
     argv = sys.argv[1:]
     try:
         code = main(argv)
-        if _command(argv) == "score" and not _watched() and not _threads_running():
-            atexit._run_exitfuncs()     # (then cleared: a normal exit would not run them again)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
+        sys.stdout.flush()              # a failed write shows here, not as a traceback at exit
     except BrokenPipeError:
-        # As the Python docs advise: stdout pointed at devnull, so that the flush at exit
-        # cannot fail again and print a traceback.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         sys.exit(1)
+    except OSError as err:              # the disk is full, a file cannot be written, ...
+        _drop_stdout()
+        print(f"capkit {_command(argv)}: error: {err}", file=sys.stderr)
+        sys.exit(2)
+    if _command(argv) == "score" and not _watched() and not _threads_running():
+        atexit._run_exitfuncs()         # (then cleared: a normal exit would not run them again)
+        try:                            # (what the handlers printed)
+            sys.stdout.flush()
+        except OSError:
+            _drop_stdout()
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
+
+
+def _drop_stdout() -> None:
+    """As the Python docs advise for a reader that went away: stdout pointed at devnull, so
+    that the flush at exit cannot fail again and print a traceback."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _watched() -> bool:

@@ -10,27 +10,30 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 
-def _cell(value: object, digits: int) -> str:
+def _cell(value: object, digits: int | None) -> str:
+    """A table cell: floats with ``digits`` decimals, or (``digits=None``, for CSV) as the
+    shortest text that reads back as the same float (a BLEU-4 of 9.47e-09 stays 9.47e-09)."""
     if isinstance(value, float):
-        return f"{value:.{digits}f}"
+        return repr(float(value)) if digits is None else f"{value:.{digits}f}"
     return "" if value is None else str(value)
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], fmt: str = "table",
                  digits: int = 4, left: int = 1) -> str:
     """Render rows as an aligned text table, a Markdown table or CSV (``left``: how many leading
-    columns are text, aligned left; the rest are aligned right)."""
-    cells = [[_cell(v, digits) for v in row] for row in rows]
+    columns are text, aligned left; the rest are aligned right). CSV floats are exact (see
+    ``_cell``); ``digits`` is for the two tables people read."""
+    cells = [[_cell(v, None if fmt == "csv" else digits) for v in row] for row in rows]
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(headers)
         writer.writerows(cells)
         return buf.getvalue().rstrip("\n")
-    if fmt == "markdown":
-        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-        lines += ["| " + " | ".join(r) + " |" for r in cells]
-        return "\n".join(lines)
+    if fmt == "markdown":       # a "|" inside a cell (signatures have them) would split it
+        def row(values):
+            return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
+        return "\n".join([row(headers), "|" + "---|" * len(headers), *map(row, cells)])
     if fmt != "table":
         raise ValueError(f"unknown table format {fmt!r}; choose table, markdown or csv")
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
@@ -72,16 +75,17 @@ def write_scores_json(results: Mapping[str, object], file: TextIO, block: int = 
     file.write("\n }\n}\n")
 
 
-def write_scores_csv(results: Mapping[str, object], file: TextIO, digits: int = 10,
-                     block: int = 20_000) -> None:
-    """One row per caption (id, then each metric), then ``<corpus>``: the CSV of
-    ``format_table``, written a block of rows at a time (``results``: ``{name: Scores}``)."""
+def write_scores_csv(results: Mapping[str, object], file: TextIO, block: int = 20_000) -> None:
+    """One row per caption (id, then each metric), then ``<corpus>`` and ``<signature>`` (each
+    metric's settings, UNTRAINED stand-ins included): the CSV of ``format_table``, written a
+    block of rows at a time (``results``: ``{name: Scores}``)."""
     names = list(results)
     writer = csv.writer(file, lineterminator="\n")
     writer.writerow(["id", *names])
     ids = _caption_ids(results[names[0]])
     for start in range(0, len(ids), block):
         columns = [results[n].per_caption[start:start + block].tolist() for n in names]
-        writer.writerows([[i, *(_cell(v, digits) for v in row)]
+        writer.writerows([[i, *(_cell(v, None) for v in row)]
                           for i, *row in zip(ids[start:start + block], *columns)])
-    writer.writerow(["<corpus>", *(_cell(results[n].corpus, digits) for n in names)])
+    writer.writerow(["<corpus>", *(_cell(results[n].corpus, None) for n in names)])
+    writer.writerow(["<signature>", *(results[n].signature for n in names)])

@@ -48,7 +48,115 @@ def test_score_csv_has_a_row_per_caption_and_the_corpus(files, capsys):
           "--format", "csv"])
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "id,rouge_l" and [l.split(",")[0] for l in lines[1:]] == \
-        ["1", "2", "3", "<corpus>"]
+        ["1", "2", "3", "<corpus>", "<signature>"]
+
+
+def test_score_csv_is_exact_and_carries_the_signatures(files, capsys):
+    import csv
+    import io
+    c, r = files
+    assert main(["score", "--candidates", str(c), "--references", str(r), "--metrics",
+                 "bleu_4,cider_d", "--format", "csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    lib = score({"1": "A dog runs on the grass.", "2": "Two cats sleep on a sofa.",
+                 "3": "A man rides a red bike."},
+                {"1": ["A dog is running across the grass.", "A brown dog runs outside."],
+                 "2": ["Two cats are sleeping on a couch."],
+                 "3": ["A man riding a bicycle.", "Someone on a red bike."]}, ["bleu_4", "cider_d"])
+    assert rows[-1] == ["<signature>", lib["bleu_4"].signature, lib["cider_d"].signature]
+    assert rows[-2] == ["<corpus>", repr(lib["bleu_4"].corpus), repr(lib["cider_d"].corpus)]
+    per = {row[0]: float(row[1]) for row in rows[1:-2]}
+    assert per == lib["bleu_4"].by_id()               # the text reads back as the same floats
+
+
+def test_markdown_keeps_the_signature_in_its_cell(files, capsys):
+    c, r = files
+    assert main(["score", "--candidates", str(c), "--references", str(r), "--metrics",
+                 "bleu_4", "--format", "markdown"]) == 0
+    row = capsys.readouterr().out.strip().splitlines()[-1]
+    cells = [cell.strip() for cell in row.replace("\\|", "\0").strip("|").split("|")]
+    assert len(cells) == 3 and cells[2].replace("\0", "|").startswith("bleu_4|")
+
+
+def test_references_of_other_images_are_left_out_with_a_note(files, tmp_path, capsys):
+    c, _ = files
+    r = tmp_path / "captions_val.json"               # a references file for more images
+    refs = {"1": ["A dog is running across the grass."], "2": ["Two cats on a couch."],
+            "3": ["A man riding a bicycle."], "4": ["A bowl of fruit."], "5": ["A red bus."]}
+    r.write_text(json.dumps(refs))
+    assert main(["score", "--candidates", str(c), "--references", str(r), "--metrics",
+                 "cider_d", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert "note: 2 of the 5 reference ids have no candidate" in err
+    lib = score({"1": "A dog runs on the grass.", "2": "Two cats sleep on a sofa.",
+                 "3": "A man rides a red bike."}, {k: refs[k] for k in "123"}, ["cider_d"])
+    assert json.loads(out)["metrics"]["cider_d"]["per_caption"] == lib["cider_d"].by_id()
+
+
+def test_a_strict_score_refuses_an_empty_candidate(tmp_path, capsys):
+    c, r = tmp_path / "c.json", tmp_path / "r.json"
+    c.write_text(json.dumps({"1": "", "2": "a cat"}))
+    r.write_text(json.dumps({"1": ["a dog"], "2": ["a cat sits"]}))
+    assert main(["score", "--candidates", str(c), "--references", str(r), "--metrics",
+                 "bleu_4"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("capkit score: warning: 1 candidate(s) are empty") == 1, err
+    assert "UserWarning" not in err and ".py:" not in err
+    assert main(["score", "--candidates", str(c), "--references", str(r), "--metrics",
+                 "bleu_4", "--strict"]) == 2
+
+
+@pytest.mark.parametrize("name, hint", [("cider", "did you mean 'cider_d'"),
+                                        ("BLEU_4", "did you mean 'bleu_4'"),
+                                        ("bleu_4,bleu_4", "'bleu_4' is given twice")])
+def test_a_misnamed_metric_gets_a_suggestion(files, capsys, name, hint):
+    c, r = files
+    assert main(["score", "--candidates", str(c), "--references", str(r), "--metrics",
+                 name]) == 2
+    assert hint in capsys.readouterr().err
+
+
+USER_METRICS = '''
+import warnings
+
+def refuses(candidates, references):
+    raise ValueError("needs at least 10 captions")
+
+def divides(candidates, references):
+    return [1 / 0 for _ in candidates]
+
+def warns(candidates, references):
+    warnings.warn("this metric is experimental")
+    warnings.warn("this metric is experimental")
+    return [1.0 for _ in candidates]
+'''
+
+
+def test_a_failing_user_metric_is_named(files, tmp_path, monkeypatch, capsys):
+    (tmp_path / "capkit_test_user_metrics.py").write_text(USER_METRICS)
+    broken = tmp_path / "capkit_test_broken_module.py"
+    broken.write_text("raise RuntimeError('no config file')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    c, r = files
+    args = ["score", "--candidates", str(c), "--references", str(r), "--metrics"]
+    assert main([*args, "bleu_4,capkit_test_user_metrics:refuses"]) == 2
+    assert "needs at least 10 captions (raised by the metric " \
+        "'capkit_test_user_metrics:refuses')" in capsys.readouterr().err
+    with pytest.raises(ZeroDivisionError) as err:      # a bug: its traceback, and the name
+        main([*args, "capkit_test_user_metrics:divides"])
+    assert err.value.__notes__ == \
+        ["(raised by the metric 'capkit_test_user_metrics:divides')"]
+    assert main([*args, "capkit_test_broken_module:f"]) == 2
+    assert "importing 'capkit_test_broken_module' for the metric " \
+        "'capkit_test_broken_module:f' failed: RuntimeError: no config file" \
+        in capsys.readouterr().err
+    assert main([*args, "capkit_test_user_metrics:warns"]) == 0
+    assert capsys.readouterr().err.count("warning: this metric is experimental") == 1
+
+
+def test_systems_refuses_image_metrics_saying_what_to_do(capsys):
+    assert main(["systems", "--metrics", "bleu_4,clipscore"]) == 2
+    assert "capkit score --images DIR" in capsys.readouterr().err
 
 
 def test_mismatched_ids_are_listed(files, tmp_path, capsys):
@@ -131,7 +239,7 @@ def test_a_file_that_cannot_be_read_is_named_with_what_to_do(files, tmp_path, ca
     if kind == "unreadable":            # (chmod would not stop root, who runs CI: simulated)
         def denied(self, *args, **kwargs):
             raise PermissionError(errno.EACCES, "Permission denied", str(self))
-        monkeypatch.setattr(pathlib.Path, "read_text", denied)
+        monkeypatch.setattr(pathlib.Path, "read_bytes", denied)
     assert main(["score", "--candidates", str(c), "--references", str(r)]) == 2
     err = capsys.readouterr().err
     assert str(c) in err and match in err
@@ -270,3 +378,42 @@ def test_score_into_a_closed_pipe_exits_quietly(tmp_path):
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 1
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_score_reads_standard_input_a_pipe_and_a_byte_order_mark(files, tmp_path):
+    c, r = files
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + c.read_bytes())       # as Windows Notepad saves it
+    args = ["score", "--references", str(r), "--metrics", "bleu_4", "--format", "json"]
+    outs = []
+    for candidates, stdin in (("-", c.read_text()), ("/dev/stdin", c.read_text()),
+                              (str(bom), None), (str(c), None)):
+        _, done = _run_capkit(tmp_path, *args, "--candidates", candidates, input=stdin,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, (candidates, done.stderr)
+        outs.append(json.loads(done.stdout))
+    assert outs[0] == outs[1] == outs[2] == outs[3]
+
+
+def test_a_full_disk_is_a_one_line_error(files, tmp_path):
+    import os
+    import subprocess
+    c, r = files
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")     # (Linux has it)
+    with open("/dev/full", "w") as full:
+        _, done = _run_capkit(tmp_path, "score", "--candidates", str(c), "--references", str(r),
+                              "--format", "json", stdout=full, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 2
+    assert "No space left on device" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_systems_csv_is_one_table_with_its_signatures(shared_data, capsys):
+    import csv
+    import io
+    assert main(["systems", "--metrics", "bleu_4", "--format", "csv"]) == 0
+    out = capsys.readouterr()
+    rows = list(csv.reader(io.StringIO(out.out)))
+    assert rows[0] == ["system", "n", "bleu_4"] and {len(row) for row in rows} == {3}
+    assert len(rows) == 11 and rows[-1][0] == "<signature>" and rows[-1][2].startswith("bleu_4|")
+    assert "corpus scores of 9 systems" in out.err          # the title, off the CSV

@@ -50,8 +50,9 @@ def run(args: argparse.Namespace) -> int:
     columns = [c for c in summary.columns if c != "vocabulary_size"]
     rows = [[i, *(row[c] for c in columns)] for i, row in summary.per_image.items()]
     rows.append(["<average>", *(summary.average[c] for c in columns)])
-    print(format_table(["image_id", *columns], rows, args.format,
-                       digits=10 if args.format == "csv" else 4))
+    if args.format == "csv":        # the settings travel with the numbers
+        rows.append(["<signature>", *(summary.signature.get(c, "") for c in columns)])
+    print(format_table(["image_id", *columns], rows, args.format, digits=4))
     if args.format != "csv":
         print(f"\n{len(sets)} images, {int(sets.sizes.sum())} captions, vocabulary "
               f"{int(summary.average['vocabulary_size'])} words")

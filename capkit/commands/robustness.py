@@ -100,8 +100,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     codes = result.transforms
     rows = [[m, *(result.curves[m][t].auc for t in codes)] for m in result.metrics]
-    print(format_table(["metric", *codes], rows, args.format,
-                       digits=10 if args.format == "csv" else 3))
+    if args.format == "csv":        # the settings travel with the numbers
+        rows.append(["<signature>", result.signature, *[""] * (len(codes) - 1)])
+    print(format_table(["metric", *codes], rows, args.format, digits=3))
     if args.format != "csv":
         print(f"\nAUC of the normalised score over gamma in [0, 1] (lower = more robust); "
               f"{len(result.images):,} images of {args.dataset}")

@@ -81,6 +81,10 @@ def _import_target(target: str) -> Callable:
     except (ImportError, AttributeError) as err:
         raise ValueError(f"cannot import metric {target!r} ({err}); give 'module:function' "
                          "with the module importable (e.g. on PYTHONPATH)") from err
+    except Exception as err:            # the module's own code failed while it was imported
+        raise ValueError(f"importing {module!r} for the metric {target!r} failed: "
+                         f"{type(err).__name__}: {err} (python -c 'import {module}' shows "
+                         "where)") from err
     if not callable(fn):
         raise ValueError(f"{target!r} is not callable; a metric is a function "
                          "fn(candidates, references) -> Scores or 1-d array")
@@ -140,8 +144,12 @@ def get_spec(metric: str | Callable | MetricSpec) -> MetricSpec:
             if spec.target == metric and not spec.options:
                 return replace(spec, name=metric)
         return MetricSpec(metric, metric, builtin=False, score_range=(-1e300, 1e300))
-    raise ValueError(f"unknown metric {metric!r}; registered: {', '.join(_REGISTRY)}; or give "
-                     "your own as 'module:function' (or capkit.metrics.register(fn, name=...))")
+    import difflib
+    close = difflib.get_close_matches(metric.lower(), _REGISTRY, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    raise ValueError(f"unknown metric {metric!r}; {hint}registered: {', '.join(_REGISTRY)}; or "
+                     "give your own as 'module:function' (or capkit.metrics.register(fn, "
+                     "name=...))")
 
 
 def registered(suite: str | None = None) -> tuple[MetricSpec, ...]:
@@ -168,8 +176,9 @@ def resolve(metrics: str | Callable | MetricSpec | Iterable | Mapping) -> dict[s
     out: dict[str, MetricSpec] = {}
     for name, spec in pairs:
         if name in out:
-            raise ValueError(f"two metrics are named {name!r}; pass a dict {{name: metric}} to "
-                             "name them apart")
+            raise ValueError(f"the metric {name!r} is given twice; give each metric once (to "
+                             "score one metric with two settings, name them apart with a dict "
+                             "{name: metric})")
         out[name] = spec
     if not out:
         raise ValueError("no metric given; e.g. ['bleu_4', 'cider_d']")

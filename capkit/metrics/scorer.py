@@ -103,12 +103,17 @@ class Scorer:
                 _count_empty(texts[0])
         out = {}
         for name, spec in self.specs.items():
-            if name in done:
-                result = done.pop(name)
-            elif spec.tokens:
-                result = spec.function(batch, **kwargs[name])
-            else:
-                result = spec.function(*_plain_inputs(spec, texts), **kwargs[name])
+            try:
+                if name in done:
+                    result = done.pop(name)
+                elif spec.tokens:
+                    result = spec.function(batch, **kwargs[name])
+                else:
+                    result = spec.function(*_plain_inputs(spec, texts), **kwargs[name])
+            except Exception as err:
+                if not spec.builtin:        # a user's function: say which one failed
+                    err.add_note(f"(raised by the metric {name!r})")
+                raise
             out[name] = _checked(name, spec, result, n, ids, n_empty)
         return out
 
@@ -134,8 +139,7 @@ class Scorer:
         if spec.images:
             if images is None:
                 raise ValueError(f"{name} scores captions against images: pass images= (a "
-                                 "folder, a list aligned with the candidates, or {id: image}); "
-                                 "on the command line --images DIR")
+                                 "folder, a list aligned with the candidates, or {id: image})")
             kwargs["images"] = images
         if spec.scenes:
             if scenes is None:
