@@ -32,7 +32,8 @@ SYSTEMS = ["updown_paddle", "show_attend_tell_paddle", "transformer_cil", "zs_ma
 METEOR_SYSTEMS = ("updown_paddle", "zs_zerocap")     # the jar takes ~30 s per system
 MODULES = {"PTBTokenizer": "tokenizer.ptbtokenizer", "Bleu": "bleu.bleu", "Rouge": "rouge.rouge",
            "Cider": "cider.cider", "Meteor": "meteor.meteor", "Spice": "spice.spice",
-           "COCOEvalCap": "eval"}
+           "COCOEvalCap": "eval", "BleuScorer": "bleu.bleu_scorer",
+           "CiderScorer": "cider.cider_scorer"}
 
 # already tokenised text with the cases that trip up re-implementations: an empty candidate, a
 # whitespace-only one, double and trailing spaces (ROUGE-L splits on " "), punctuation-only
@@ -159,6 +160,60 @@ def test_tokenised_edge_cases_equal_pycocoevalcap(theirs, ours):
                 scores_of(ours, TOKENISED_GTS, TOKENISED_RES, meteor=False))
 
 
+@pytest.mark.parametrize("verbose", [1, 2])
+def test_bleu_prints_what_the_original_prints(theirs, ours, capsys, verbose):
+    printed = []
+    for ns in (theirs, ours):
+        ns.Bleu(4).compute_score(TOKENISED_GTS, TOKENISED_RES, verbose=verbose)
+        printed.append(capsys.readouterr().out)
+    assert printed[0] == printed[1] and "ratio: " in printed[1]
+
+
+def scorer_results(ns, pairs, **options):
+    bleu, cider = ns.BleuScorer(n=4, **options.pop("bleu", {})), ns.CiderScorer(n=4)
+    for hypothesis, refs in pairs:
+        bleu += (hypothesis, refs)
+        cider += (hypothesis, refs)
+    return {option: bleu.recompute_score(option=option, verbose=0)
+            for option in (None, "closest", "shortest", "average")}, cider.compute_score()
+
+
+def test_bleu_and_cider_scorer_classes_equal_the_original(theirs, ours):
+    pairs = [(TOKENISED_RES[k][0], TOKENISED_GTS[k]) for k in TOKENISED_GTS]
+    assert_same(scorer_results(theirs, pairs), scorer_results(ours, pairs))
+    assert_same(scorer_results(theirs, pairs[:1]), scorer_results(ours, pairs[:1]))
+    assert_same(scorer_results(theirs, pairs, bleu={"special_reflen": 5}),
+                scorer_results(ours, pairs, bleu={"special_reflen": 5}))
+    one = ours.BleuScorer("a dog runs", ["a dog runs fast", "the dog"])     # the constructor's pair
+    one += ours.BleuScorer("a cat", ["a cat sits"])                        # another scorer
+    assert one.size() == 2
+    assert_same(theirs.BleuScorer("a dog runs", ["a dog runs fast", "the dog"]).compute_score(),
+                ours.BleuScorer("a dog runs", ["a dog runs fast", "the dog"]).compute_score())
+
+
+def test_rouge_calc_score_and_my_lcs_equal_the_original(theirs, ours):
+    from capkit.compat.pycocoevalcap.rouge.rouge import my_lcs
+    from pycocoevalcap.rouge.rouge import my_lcs as their_lcs
+    for k in TOKENISED_GTS:
+        assert ours.Rouge().calc_score(TOKENISED_RES[k], TOKENISED_GTS[k]) == \
+            pytest.approx(theirs.Rouge().calc_score(TOKENISED_RES[k], TOKENISED_GTS[k]), abs=TOL)
+        for ref in TOKENISED_GTS[k]:
+            a, b = ref.split(" "), TOKENISED_RES[k][0].split(" ")
+            assert my_lcs(a, b) == their_lcs(a, b) == my_lcs(b, a)
+
+
+def test_meteor_takes_what_the_jar_takes():
+    from capkit.compat.pycocoevalcap import Meteor
+    gts = {k: v for k, v in TOKENISED_GTS.items() if "" not in v}
+    res = {k: TOKENISED_RES[k] for k in gts}
+    plain = Meteor().compute_score(gts, res)
+    assert Meteor().compute_score({k: tuple(v) for k, v in gts.items()},
+                                  {k: tuple(v) for k, v in res.items()}) == plain
+    # no reference is one empty reference to the jar (which then scores that image 0)
+    empty = Meteor().compute_score({**gts, 7: []}, res)
+    assert empty == Meteor().compute_score({**gts, 7: [""]}, res) and empty[1][0] == 0.0
+
+
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_lower_bleu_orders_and_cider_sigma(theirs, ours, n):
     assert_same(theirs.Bleu(n).compute_score(TOKENISED_GTS, TOKENISED_RES, verbose=0),
@@ -197,6 +252,8 @@ def test_inputs_the_original_asserts_on_raise_input_error(theirs, ours, gts, res
         with pytest.raises(InputError) as err:
             getattr(ours, name)().compute_score(gts, res)
         assert isinstance(err.value, ValueError) and isinstance(err.value, AssertionError)
+    if gts[2] == []:        # the jar takes no reference as one empty one (see below)
+        return
     with pytest.raises(InputError, match="gts and res must have the same ids|exactly one|"
                                          "non-empty list"):
         ours.Meteor().compute_score(gts, res)
@@ -297,11 +354,14 @@ def without_spice(per_image: dict) -> dict:
 @pytest.mark.slow
 @pytest.mark.java
 @pytest.mark.skipif(not HAS_JAVA, reason="needs Java")
-def test_cocoevalcap_equals_the_original(theirs, corpus, monkeypatch):
+def test_cocoevalcap_equals_the_original(theirs, corpus, monkeypatch, capsys):
     from capkit.compat.pycocoevalcap import PTBTokenizer
     coco, coco_res = coco_pair(corpus, "transformer_cil")
+    capsys.readouterr()
     expected = run_cocoevalcap("pycocoevalcap", monkeypatch, coco, coco_res)
+    printed = capsys.readouterr().out
     got = run_cocoevalcap("capkit.compat.pycocoevalcap", monkeypatch, coco, coco_res)
+    assert capsys.readouterr().out == printed and "CIDEr: " in printed     # the same lines
     assert list(got.eval) == ["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR", "ROUGE_L",
                               "CIDEr", "SPICE"]
     assert_same(expected.eval, got.eval)
@@ -318,7 +378,7 @@ def test_cocoevalcap_equals_the_original(theirs, corpus, monkeypatch):
     assert any(expected.imgToEval[i]["SPICE"]["All"]["f"] != spice[i] for i in ids)
 
 
-def test_cocoevalcap_accepts_any_coco_like_object(ours, monkeypatch):
+def test_cocoevalcap_accepts_any_coco_like_object(ours, monkeypatch, capsys):
     """No pycocotools needed: ``getImgIds`` and ``imgToAnns`` are all COCOEvalCap reads."""
     class MiniCOCO:
         def __init__(self, anns):
@@ -333,6 +393,9 @@ def test_cocoevalcap_accepts_any_coco_like_object(ours, monkeypatch):
     coco = MiniCOCO([{"image_id": k, "caption": c} for k in keys for c in RAW_REFS[k]])
     coco_res = MiniCOCO([{"image_id": k, "caption": RAW_CANDS[k]} for k in keys[::-1]])
     ev = run_cocoevalcap("capkit.compat.pycocoevalcap", monkeypatch, coco, coco_res)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == ["tokenization...", "setting up scorers...", "computing Bleu score..."]
+    assert f"CIDEr: {ev.eval['CIDEr']:0.3f}" in lines and "computing SPICE score..." in lines
     order = coco_res.getImgIds()
     assert order == keys[::-1]
     gts = ours.PTBTokenizer().tokenize({k: coco.imgToAnns[k] for k in order})
@@ -513,3 +576,18 @@ def test_pickles_are_never_unpickled_and_the_error_says_how_to_rebuild(tmp_path)
     assert not (tmp_path / "touched").exists()
     with pytest.raises(FileNotFoundError, match="does not read.*save_document_frequencies"):
         load_document_frequencies(tmp_path / "coco-train-idxs")
+
+
+@pytest.mark.java
+@pytest.mark.skipif(not HAS_JAVA, reason="needs Java")
+def test_meteor_takes_what_the_jar_takes_with_its_numbers(theirs, ours):
+    gts = {k: v for k, v in TOKENISED_GTS.items() if "" not in v}
+    res = {k: TOKENISED_RES[k] for k in gts}
+    for g, r in [({**gts, 7: []}, res),
+                 ({k: tuple(v) for k, v in gts.items()}, {k: tuple(v) for k, v in res.items()})]:
+        jar = theirs.Meteor()
+        try:
+            expected = jar.compute_score(g, r)
+        finally:
+            close(jar)
+        assert_same(expected, ours.Meteor().compute_score(g, r))

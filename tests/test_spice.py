@@ -116,8 +116,10 @@ def _fake_corenlp(folder):
 
 def test_missing_corenlp_says_how_to_get_it(tmp_path):
     from capkit.metrics.spice.official import find_corenlp
-    with pytest.raises(FileNotFoundError, match="data_scripts.spice_corenlp"):
+    from data_scripts.spice_corenlp import URL
+    with pytest.raises(FileNotFoundError, match="data_scripts.spice_corenlp") as err:
         find_corenlp(tmp_path / "nowhere")
+    assert URL in str(err.value)        # without a clone: where to download it from
 
 
 def test_spice_command_per_java_version(tmp_path):

@@ -62,13 +62,14 @@ def lcs_lengths(batch: CaptionBatch) -> np.ndarray:
     lcs[r_idx] = m.astype(np.int64) - np.bitwise_count(row).astype(np.int64)
     for r in np.flatnonzero(~fits):                               # candidates over 64 tokens
         i, j = owner[r], N + r
-        lcs[r] = _lcs_python(enc.tokens[enc.starts[i]:enc.starts[i] + enc.lengths[i]].tolist(),
+        lcs[r] = lcs_length(enc.tokens[enc.starts[i]:enc.starts[i] + enc.lengths[i]].tolist(),
                              enc.tokens[enc.starts[j]:enc.starts[j] + enc.lengths[j]].tolist())
     return lcs
 
 
-def _lcs_python(a: list, b: list) -> int:
-    """The same bit-parallel LCS with Python's unbounded integers (tokens or token ids)."""
+def lcs_length(a: list, b: list) -> int:
+    """Length of the longest common subsequence of two token lists: the same bit-parallel LCS
+    with Python's unbounded integers (tokens or token ids; pycocoevalcap's ``my_lcs``)."""
     masks: dict = {}
     for i, t in enumerate(a):
         masks[t] = masks.get(t, 0) | (1 << i)

@@ -4,6 +4,7 @@
     from capkit.compat.pycocoevalcap.bleu.bleu import Bleu    # meteor, rouge, cider, spice
     from capkit.compat.pycocoevalcap.eval import COCOEvalCap
     from capkit.compat.pycocoevalcap import Bleu, Cider, CiderD, Meteor, Rouge, PTBTokenizer
+    from capkit.compat.pycocoevalcap.bleu.bleu_scorer import BleuScorer   # and CiderScorer
 
 Same constructors, ``compute_score(gts, res)`` signatures, return types and ``method()`` names
 as pycocoevalcap 1.2, the same numbers (within 1e-9; ``tests/test_compat_pycocoevalcap.py``),
@@ -16,7 +17,9 @@ Inputs are checked as the original's ``assert`` statements check them, raising `
 original.
 """
 from capkit.compat.pycocoevalcap.bleu.bleu import Bleu
+from capkit.compat.pycocoevalcap.bleu.bleu_scorer import BleuScorer
 from capkit.compat.pycocoevalcap.cider.cider import Cider, CiderD
+from capkit.compat.pycocoevalcap.cider.cider_scorer import CiderScorer
 from capkit.compat.pycocoevalcap.cider.document_frequency import (
     load_document_frequencies,
     save_document_frequencies,
@@ -28,5 +31,6 @@ from capkit.compat.pycocoevalcap.rouge.rouge import Rouge
 from capkit.compat.pycocoevalcap.spice.spice import Spice
 from capkit.compat.pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
-__all__ = ["Bleu", "COCOEvalCap", "Cider", "CiderD", "InputError", "Meteor", "PTBTokenizer",
-           "Rouge", "Spice", "load_document_frequencies", "save_document_frequencies"]
+__all__ = ["Bleu", "BleuScorer", "COCOEvalCap", "Cider", "CiderD", "CiderScorer", "InputError",
+           "Meteor", "PTBTokenizer", "Rouge", "Spice", "load_document_frequencies",
+           "save_document_frequencies"]

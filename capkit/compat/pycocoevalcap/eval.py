@@ -4,13 +4,12 @@ Give it a COCO ground-truth object and a results object (pycocotools' ``COCO`` a
 ``coco.loadRes(...)``, or anything with ``getImgIds()`` and ``imgToAnns``), set
 ``params["image_id"]`` if you like, and ``evaluate()`` fills ``eval`` (corpus scores),
 ``imgToEval`` (per image) and ``evalImgs`` exactly as the original does: same keys, same order,
-same value types, the same numbers (``tests/test_compat_pycocoevalcap.py``).
+same value types, the same numbers (``tests/test_compat_pycocoevalcap.py``), and prints the
+same progress lines and scores.
 
 Differences, all deliberate:
 
 * the captions are split once and the n-gram index is shared by BLEU and CIDEr-D;
-* progress lines go to ``logging`` (logger ``capkit.compat.pycocoevalcap.eval``, level INFO)
-  instead of ``print``;
 * per-image SPICE is stored under the right image. The original zips SPICE's scores, which
   come in sorted id order, with the unsorted ids (tylin/coco-caption#56), so its per-image
   SPICE belongs to other images whenever the ids are not sorted; its corpus SPICE is right.
@@ -19,8 +18,6 @@ Differences, all deliberate:
 """
 from __future__ import annotations
 
-import logging
-
 from capkit.compat.pycocoevalcap.bleu.bleu import Bleu
 from capkit.compat.pycocoevalcap.cider.cider import Cider
 from capkit.compat.pycocoevalcap.inputs import captions
@@ -28,8 +25,6 @@ from capkit.compat.pycocoevalcap.meteor.meteor import Meteor
 from capkit.compat.pycocoevalcap.rouge.rouge import Rouge
 from capkit.compat.pycocoevalcap.spice.spice import Spice
 from capkit.compat.pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
-
-log = logging.getLogger(__name__)
 
 
 class COCOEvalCap:
@@ -48,12 +43,12 @@ class COCOEvalCap:
             gts[img_id] = self.coco.imgToAnns[img_id]
             res[img_id] = self.cocoRes.imgToAnns[img_id]
 
-        log.info("tokenization...")
+        print("tokenization...")
         tokenizer = PTBTokenizer()
         gts = tokenizer.tokenize(gts)
         res = tokenizer.tokenize(res)
 
-        log.info("setting up scorers...")
+        print("setting up scorers...")
         scorers = [(Bleu(4), ["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4"]), (Meteor(), "METEOR"),
                    (Rouge(), "ROUGE_L"), (Cider(), "CIDEr")]
         if self.spice:
@@ -61,7 +56,7 @@ class COCOEvalCap:
 
         caps = captions(gts, res)               # split once, shared by the scorers
         for scorer, method in scorers:
-            log.info("computing %s score...", scorer.method())
+            print("computing %s score..." % scorer.method())
             if hasattr(scorer, "score_captions"):
                 score, scores = scorer.score_captions(caps)
             else:
@@ -72,11 +67,11 @@ class COCOEvalCap:
                 for sc, scs, m in zip(score, scores, method):
                     self.setEval(sc, m)
                     self.setImgToEvalImgs(scs, ids, m)
-                    log.info("%s: %0.3f", m, sc)
+                    print("%s: %0.3f" % (m, sc))
             else:
                 self.setEval(score, method)
                 self.setImgToEvalImgs(scores, ids, method)
-                log.info("%s: %0.3f", method, score)
+                print("%s: %0.3f" % (method, score))
         self.setEvalImgs()
 
     def setEval(self, score, method) -> None:

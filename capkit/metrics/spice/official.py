@@ -40,6 +40,8 @@ from capkit.scores import Scores, make_signature
 
 CORENLP_ENV = "CAPKIT_CORENLP_DIR"
 CORENLP_JARS = ("stanford-corenlp-3.6.0.jar", "stanford-corenlp-3.6.0-models.jar")
+# where data_scripts.spice_corenlp fetches them from (tests/test_spice.py checks both agree)
+CORENLP_URL = "https://nlp.stanford.edu/software/stanford-corenlp-full-2015-12-09.zip"
 ADD_OPENS = tuple(f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
     "java.lang", "java.util", "java.io", "java.net", "java.text", "java.math",
     "java.util.concurrent", "java.lang.reflect", "java.nio"))
@@ -121,9 +123,10 @@ def find_corenlp(folder: str | os.PathLike | None = None) -> list[Path]:
             return jars
     raise FileNotFoundError(
         f"SPICE needs Stanford CoreNLP 3.6.0 ({' and '.join(CORENLP_JARS)}), not found in "
-        f"{places[0]}. Get it once with `python -m data_scripts.spice_corenlp` (a ~400 MB "
-        f"download from nlp.stanford.edu), or copy the two jars there, or set ${CORENLP_ENV}; "
-        "or use spice_lite, which approximates SPICE without Java")
+        f"{places[0]}. Get it once: from a capkit clone, `python -m data_scripts.spice_corenlp`; "
+        f"otherwise download {CORENLP_URL} (~400 MB), unzip it and copy the two jars there (or "
+        f"set ${CORENLP_ENV} to their folder); or use spice_lite, which approximates SPICE "
+        "without Java")
 
 
 @functools.lru_cache(maxsize=4)

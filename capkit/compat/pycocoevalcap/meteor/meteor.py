@@ -11,6 +11,7 @@ reference is always one reference.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 
 from capkit.compat.pycocoevalcap.inputs import Captions, captions, score_batch
 from capkit.metrics import CaptionBatch
@@ -21,6 +22,11 @@ class Meteor:
         self.lock = threading.Lock()    # the original's; kept for code that uses it
 
     def compute_score(self, gts, res):
+        if isinstance(gts, Mapping) and isinstance(res, Mapping):
+            # the original only checks that each res entry has one caption and hands the jar
+            # the references joined: tuples work there, and no reference is one empty one
+            gts = {k: [*v] or [""] if isinstance(v, (list, tuple)) else v for k, v in gts.items()}
+            res = {k: [*v] if isinstance(v, tuple) else v for k, v in res.items()}
         return self.score_captions(captions(gts, res))
 
     def score_captions(self, caps: Captions):
