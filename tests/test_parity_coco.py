@@ -64,3 +64,25 @@ def test_regression_values_from_benchmarks_md(ours):
     for system, expected in table.items():
         got = tuple(ours[system][m].corpus for m in ("bleu_1", "bleu_4", "rouge_l", "cider_d"))
         np.testing.assert_allclose(got, expected, atol=6e-5)
+
+
+def test_empty_references_equal_pycocoevalcap(corpus):
+    """pycocoevalcap scores a reference that is empty (it matches nothing); so does capkit, with
+    a warning. One reference in 20 of a real system blanked, raw text through both tokenizers."""
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    from capkit.metrics import score
+    rng = np.random.default_rng(0)
+    cands = corpus.systems["updown_paddle"]
+    refs = {k: ["" if rng.random() < 0.05 else r for r in corpus.references[k]] for k in cands}
+    n_empty = sum(r == "" for rs in refs.values() for r in rs)
+    tok = PTBTokenizer()
+    gts = tok.tokenize({k: [{"caption": c} for c in refs[k]] for k in cands})
+    res = tok.tokenize({k: [{"caption": c}] for k, c in cands.items()})
+    theirs = reference_scores(gts, res)
+    with pytest.warns(UserWarning, match=rf"{n_empty} reference\(s\) are empty"):
+        ours = score(cands, refs, CLASSIC)
+    for name in CLASSIC:
+        assert abs(ours[name].corpus - theirs[name][0]) <= TOL, name
+        np.testing.assert_allclose(ours[name].per_caption, theirs[name][1], rtol=0, atol=TOL,
+                                   err_msg=name)

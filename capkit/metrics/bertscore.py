@@ -144,6 +144,11 @@ def pair_scores(states, weights: np.ndarray, cand_rows: np.ndarray, ref_rows: np
         groups.setdefault(tuple(ref_rows[first[i]:first[i] + counts[i]]), []).append(i)
     with threadpool_limits(limits=1, user_api="blas"):   # many small products: threads only wait
         _match_groups(unit, weights, off, cand_rows, groups, first, out)
+    # a text with no weighted token (e.g. an empty caption: [CLS] [SEP] only) scores its pairs
+    # 0, P and R included, as bert_score does (its [CLS] still resembles the other text's tokens)
+    blank = np.diff(off) == 0
+    blank[~blank] = np.isnan(weights[off[:-1][~blank]])
+    out[blank[cand_rows][owner] | blank[ref_rows], :2] = 0.0
     p, r = out[:, 0], out[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         out[:, 2] = np.where(p + r != 0, 2 * p * r / (p + r), 0.0)

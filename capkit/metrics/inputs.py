@@ -159,8 +159,9 @@ def align(candidates, references, *, strict: bool = False
     """Check and align raw inputs; return (candidates, references, ids).
 
     An empty candidate is accepted (pycocoevalcap scores it 0 on BLEU, ROUGE-L, CIDEr-D and
-    METEOR; ``prepare`` warns once); ``strict=True`` raises instead. References must be real
-    captions: an empty one is an error. Lone surrogates are dropped from every text.
+    METEOR; ``prepare`` warns once), and so is an empty reference (pycocoevalcap scores it: it
+    matches nothing), with one warning; ``strict=True`` raises instead. A candidate with no
+    references at all is an error. Lone surrogates are dropped from every text.
     """
     if isinstance(candidates, Mapping):
         if not isinstance(references, Mapping):
@@ -205,13 +206,20 @@ def align(candidates, references, *, strict: bool = False
         warnings.warn(f"{len(empty)} candidate(s) are empty (first: {empty[:5]}); they are scored "
                       "as the reference tools score them (0 on BLEU, ROUGE-L, CIDEr-D, METEOR, "
                       "BERTScore); strict=True raises instead", stacklevel=3)
+    empty_refs = []
     for name, cand, rs in zip(names, cands, refs):
         _check_caption(cand, f"candidate {name}", allow_empty=not strict)
         if isinstance(rs, str) or not isinstance(rs, Sequence) or len(rs) == 0:
             raise ValueError(f"candidate {name} has no references (got {rs!r}); every candidate "
                              "needs a non-empty list of reference captions")
         for j, r in enumerate(rs):
-            _check_caption(r, f"reference {j} of candidate {name}")
+            where = f"reference {j} of candidate {name}"
+            if _check_caption(r, where, allow_empty=not strict).strip() == "":
+                empty_refs.append(where)
+    if empty_refs:
+        warnings.warn(f"{len(empty_refs)} reference(s) are empty (first: {empty_refs[:3]}); they "
+                      "are scored as the reference tools score them (an empty reference matches "
+                      "nothing); strict=True raises instead", stacklevel=3)
     return cands, [list(r) for r in refs], ids
 
 
