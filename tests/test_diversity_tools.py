@@ -242,8 +242,12 @@ def test_cli_errors(tmp_path, capsys):
     bad.write_text(json.dumps(["a", "b"]))
     with pytest.raises(ValueError, match="merge_results"):
         diversity.run(parser.parse_args(["diversity", "--captions", str(bad)]))
-    with pytest.raises(ValueError, match="beta2"):
-        diversity.run(parser.parse_args(["diversity", "--captions", str(bad), "--beta2", "-1"]))
+    for beta2 in ("-1", "inf", "nan"):
+        with pytest.raises(ValueError, match="--beta2 must be a number >= 0"):
+            diversity.run(parser.parse_args(["diversity", "--captions", str(bad), "--beta2",
+                                             beta2]))
+    with pytest.raises(ValueError, match="--num must be at least 2"):
+        diversity.run(parser.parse_args(["diversity", "--captions", str(bad), "--num", "0"]))
     bad.write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
         diversity.run(parser.parse_args(["diversity", "--captions", str(bad)]))

@@ -31,8 +31,11 @@ def run(args: argparse.Namespace) -> int:
     from capkit.diversity import caption_sets, diversity_summary, read_caption_sets
     from capkit.metrics import document_frequencies
 
-    if args.beta2 < 0:
-        raise ValueError(f"--beta2 must be >= 0 (the paper uses 5), got {args.beta2}")
+    if not 0 <= args.beta2 < float("inf"):
+        raise ValueError(f"--beta2 must be a number >= 0 (the paper uses 5), got {args.beta2}")
+    if args.num is not None and args.num < 2:
+        raise ValueError(f"--num must be at least 2 (diversity compares captions of one image), "
+                         f"got {args.num}")
     sets = caption_sets(read_caption_sets(args.captions), args.tokenizer)
     if args.num is not None:
         sets = sets.first(args.num)
