@@ -1,5 +1,5 @@
 """Caption metrics: each one a function ``name(candidates, references, images=None, **options)
--> Scores`` (see STYLE.md), a registry of ``MetricSpec`` records that says what each one needs,
+-> Scores``, a registry of ``MetricSpec`` records that says what each one needs,
 and one scorer that runs any set of them on one input.
 
     >>> from capkit.metrics import score, cider_d
@@ -34,10 +34,14 @@ LAZY = {
     "clipscore": "capkit.metrics.clipscore",
     "refclipscore": "capkit.metrics.clipscore",
     "i2ce": "capkit.metrics.i2ce",
+    "leic": "capkit.metrics.leic",
     "mean_glove": "capkit.metrics.mean_glove",
     "meteor": "capkit.metrics.meteor",
     "spice": "capkit.metrics.spice",
     "spice_lite": "capkit.metrics.spice",
+    "umic": "capkit.metrics.umic",
+    "umic_c": "capkit.metrics.umic",
+    "vilbertscore": "capkit.metrics.vilbertscore",
 }
 
 register_builtins()
@@ -77,6 +81,7 @@ def get_metric(name):
 
 __all__ = ["SUITES", "CaptionBatch", "DocumentFrequencies", "MetricSpec", "Scorer", "Scores",
            "align", "bertscore", "bleu", "bleu_1_nostop", "cider_d", "clipscore",
-           "document_frequencies", "get_metric", "get_spec", "i2ce", "mean_glove", "meteor",
-           "prepare", "refclipscore", "register", "registered", "resolve", "rouge_l", "score",
-           "spice", "spice_lite", "suite", "unregister"]
+           "document_frequencies", "get_metric", "get_spec", "i2ce", "leic", "mean_glove",
+           "meteor", "prepare", "refclipscore", "register", "registered", "resolve", "rouge_l",
+           "score", "spice", "spice_lite", "suite", "umic", "umic_c", "unregister",
+           "vilbertscore"]

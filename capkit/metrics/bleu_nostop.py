@@ -11,7 +11,7 @@ when it is on the list, or is a clitic whose letters are ("'s" -> "s", "'re" -> 
 "n't" ("not"). Everything else is capkit's BLEU (``capkit.metrics.bleu``, pycocoevalcap's
 formulas) on the filtered token lists: clipping, "closest" brevity penalty, pooled corpus score,
 1e-15/1e-9 smoothing. A candidate made only of stop words scores ~0 (empty after filtering).
-Explained in notebooks/06_intrinsic_i2ce.ipynb, section "Soft and hard matching (Table I)".
+Explained in notebooks/06_intrinsic_i2ce.ipynb, section "Soft and hard matching".
 """
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ BUILTIN = [
                paper="Denkowski & Lavie 2014 (METEOR 1.5)", notebook=f"{NB01} METEOR",
                suites={"systems", "bench"}),
     MetricSpec("bleu_1_nostop", "capkit.metrics.bleu_nostop:bleu_1_nostop", tokens=True,
-               paper="Zeng & Kwong (I2CE), B@1*", notebook=f"{NB06} B@1*",
+               paper="Zeng & Kwong (I2CE), B@1*", notebook=f"{NB06} Soft and hard matching",
                suites={"systems", "bench"}),
     MetricSpec("spice_lite", "capkit.metrics.spice:spice_lite",
                paper="Anderson et al. 2016 (SPICE), approximated on spaCy parses",
@@ -53,11 +53,12 @@ BUILTIN = [
                notebook=f"{NB03} BERTScore"),
     MetricSpec("i2ce", "capkit.metrics.i2ce:i2ce", score_range=(-1.0, 1.0),
                trained="capkit train i2ce --preset small (shipped checkpoint)",
-               paper="Zeng & Kwong (I2CE)", notebook=f"{NB06} scoring", suites={"bench"}),
+               paper="Zeng & Kwong (I2CE)", notebook=f"{NB06} The I2CE score", suites={"bench"}),
     MetricSpec("i2ce_mean", "capkit.metrics.i2ce:i2ce", {"aggregate": "mean"},
                score_range=(-1.0, 1.0),
                trained="capkit train i2ce --preset small (shipped checkpoint)",
-               paper="Zeng & Kwong (I2CE), mean over references", notebook=f"{NB06} scoring"),
+               paper="Zeng & Kwong (I2CE), mean over references",
+               notebook=f"{NB06} The I2CE score"),
     MetricSpec("clipscore", "capkit.metrics.clipscore:clipscore", references=False, images=True,
                score_range=(0.0, 2.5), downloads="openai/clip-vit-base-patch32 from the hub "
                "(or $CAPKIT_CLIP_MODEL)", paper="Hessel et al. 2021 (CLIPScore)",
@@ -70,29 +71,29 @@ BUILTIN = [
                  references=name == "refclipscore", images=True, score_range=(0.0, 2.5),
                  trained="capkit train world-clip (shipped checkpoint)",
                  paper=f"Hessel et al. 2021 ({label}) on capkit's world, with world-CLIP",
-                 notebook=f"{NB10} world-CLIP (section planned)")
+                 notebook=f"{NB10} World-CLIP: an image metric trained in this world")
       for name, label in (("clipscore", "CLIPScore"), ("refclipscore", "RefCLIPScore"))),
     MetricSpec("leic", "capkit.metrics.leic:leic",
                trained="capkit train leic --variant leic (shipped checkpoint)",
                paper="Cui et al. 2018 (LEIC), caption context, with augmentation",
-               notebook=f"{NB05} scoring"),
+               notebook=f"{NB05} Scoring a caption"),
     MetricSpec("leic_no_da", "capkit.metrics.leic:leic", {"model": "leic_no_da"},
                trained="capkit train leic --variant leic_no_da (shipped checkpoint)",
                paper="Cui et al. 2018 (LEIC), caption context, no augmentation",
-               notebook=f"{NB05} scoring"),
+               notebook=f"{NB05} Scoring a caption"),
     MetricSpec("leic_mc", "capkit.metrics.leic:leic", {"model": "leic_mc"},
                trained="capkit train leic --variant leic_mc (shipped checkpoint)",
                paper="Cui et al. 2018 (LEIC), caption context, the paper's full augmentation: "
                      "machine, Monte Carlo (a caption language model) and RC/WP/RW fakes",
-               notebook=f"{NB05} scoring"),
+               notebook=f"{NB05} Scoring a caption"),
     MetricSpec("leic_rc", "capkit.metrics.leic:leic", {"model": "leic_rc"},
                trained="capkit train leic --variant leic_rc (shipped checkpoint)",
                paper="Cui et al. 2018 (LEIC), caption context, RC negatives only (its Flickr8k "
-                     "critic)", notebook=f"{NB05} scoring"),
+                     "critic)", notebook=f"{NB05} Scoring a caption"),
     *(MetricSpec(name, "capkit.metrics.leic:leic", {"model": name}, images=True,
                  trained=f"capkit train leic --variant {variant} --world (shipped checkpoint)",
                  paper=f"Cui et al. 2018 (LEIC) on capkit's world, image + caption context, "
-                       f"{label}", notebook=f"{NB05} in the world")
+                       f"{label}", notebook=f"{NB05} System level and the world")
       for name, variant, label in (("leic_world", "leic", "with augmentation"),
                                    ("leic_world_no_da", "leic_no_da", "no augmentation"))),
     MetricSpec("leic_world_caption", "capkit.metrics.leic:leic", {"model": "leic_world_caption"},
@@ -100,22 +101,22 @@ BUILTIN = [
                        "checkpoint)",
                paper="Cui et al. 2018 (LEIC) on capkit's world, caption context only (no image), "
                      "with augmentation: the control of leic_world",
-               notebook=f"{NB05} in the world"),
+               notebook=f"{NB05} System level and the world"),
     MetricSpec("umic_world", "capkit.metrics.umic:umic", {"model": "umic-world"},
                references=False, images=True,
                trained="capkit train world-vilt, then capkit train umic (shipped checkpoint)",
                paper="Lee et al. 2021 (UMIC) on capkit's world, with world-ViLT",
-               notebook=f"{NB07} UMIC"),
+               notebook=f"{NB07} The score and the ranking loss"),
     MetricSpec("umic_c_world", "capkit.metrics.umic:umic_c", {"model": "world-vilt"},
                references=False, images=True,
                trained="capkit train world-vilt (shipped checkpoint)",
                paper="Lee et al. 2021 (UMIC-C: the pre-trained matching head) on capkit's world",
-               notebook=f"{NB07} UMIC-C"),
+               notebook=f"{NB07} Does contrastive fine-tuning help"),
     *(MetricSpec(f"vilbertscore_world{tag}", "capkit.metrics.vilbertscore:vilbertscore",
                  {"model": "world-vilt", "with_image": tag == ""}, images=True,
                  score_range=(-1.0, 1.0), trained="capkit train world-vilt (shipped checkpoint)",
                  paper=f"Lee et al. 2020 (ViLBERTScore F) on capkit's world, with world-ViLT"
-                       f"{note}", notebook=f"{NB08} ViLBERTScore")
+                       f"{note}", notebook=f"{NB08} P, R and F from scratch")
       for tag, note in (("", ""), ("_noimage", "; text-only control, image masked out"))),
 ]
 

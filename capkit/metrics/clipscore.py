@@ -15,6 +15,11 @@ disagree: 100 * cos (not 2.5), no prompt, no clamp per caption; the corpus score
 max(mean(100 * cos), 0), clamped after averaging (and torchmetrics defaults to ViT-L/14).
 Pitfalls: docs/benchmarks.md. Explained in
 notebooks/03_embedding_metrics.ipynb, section 4 "CLIPScore".
+
+``clipscore_world`` / ``refclipscore_world`` are these functions with ``model="world-clip"``,
+the CLIP trained in capkit's world (``capkit.models.world_clip``, trained by
+``capkit.training.world_clip``): WORLD numbers, explained in notebooks/10_captioned_world.ipynb,
+section "World-CLIP: an image metric trained in this world".
 """
 from __future__ import annotations
 

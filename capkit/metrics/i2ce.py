@@ -24,7 +24,7 @@ i2ce_small.safetensors``, trained by ``capkit train i2ce --preset small``); a pa
 with a shipped file, or a loaded ``I2CE`` (e.g. the one the notebook trains) also work. Its
 sha256 prefix is in the signature. ``oov``: ``"unk"`` reads only the trained vocabulary (the
 paper's closed vocabulary), ``"glove"`` also reads other GloVe words through the frozen embedding.
-Explained in notebooks/06_intrinsic_i2ce.ipynb, section "Scoring captions".
+Explained in notebooks/06_intrinsic_i2ce.ipynb, section "The I2CE score".
 """
 from __future__ import annotations
 

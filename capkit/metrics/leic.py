@@ -23,7 +23,8 @@ captions only; a path or a loaded ``LEIC`` also work. Its sha256 prefix is in th
 ``leic_world_no_da``: image + caption context, trained by ``capkit train leic --world``) read one
 image per candidate (a list aligned with the candidates, ``{id: image}`` or a folder), turned
 into the world-CLIP image features they were trained with; they are meaningful on world images
-only. Explained in notebooks/05_learned_critic.ipynb, sections "Scoring" and "In the world".
+only. Explained in notebooks/05_learned_critic.ipynb, sections "Scoring a caption" and
+"System level and the world".
 """
 from __future__ import annotations
 

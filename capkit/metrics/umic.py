@@ -10,7 +10,7 @@ References are ignored. In the world, ``model="umic-world"`` is the shipped chec
 (``capkit train world-vilt``): WORLD numbers. Online, name a ViLT checkpoint or folder
 (``umic_c(..., model="dandelin/vilt-b32-finetuned-coco")``: ViLT's own retrieval head, the
 UMIC-C analogue; the UMIC paper's UNITER is not in transformers). Explained in
-notebooks/07_umic.ipynb.
+notebooks/07_umic.ipynb, sections "The score and the ranking loss" and "The world benchmarks".
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ transformers; its closest relative there, BridgeTower (two streams joined by 6 c
 layers, ``BridgeTower/bridgetower-base`` or a folder of a ``BridgeTowerModel``), is loaded by
 ``capkit.models.bridgetower``: its text states after a cross-modal layer are matched the same
 way (it has no image mask, so no ``with_image=False`` control). Explained in
-notebooks/08_vilbertscore.ipynb.
+notebooks/08_vilbertscore.ipynb, sections "P, R and F from scratch" and "The world benchmarks".
 """
 from __future__ import annotations
 

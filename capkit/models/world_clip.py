@@ -20,8 +20,8 @@ digest over every file's name and bytes, printed in every signature (``world-cli
 
 WORLD numbers only: the model has seen nothing but rendered shapes and grammar captions.
 Training lives in ``capkit.training.world_clip`` (``capkit train world-clip``) and is never
-imported from here. Explained in notebooks/10_captioned_world.ipynb, section "world-CLIP"
-(planned).
+imported from here. Explained in notebooks/10_captioned_world.ipynb, section "World-CLIP: an
+image metric trained in this world".
 """
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ Schedule (the paper's, with the corpora capkit has; ``capkit.training.corpus``):
 
 Reproducible: the same seed, preset, schedule and thread count give the same checkpoint bytes
 on a CPU (deterministic algorithms, fixed thread count, no dropout, metadata without times).
-Explained in notebooks/06_intrinsic_i2ce.ipynb, section "Training".
+Explained in notebooks/06_intrinsic_i2ce.ipynb, section "3. Training".
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ is what ``capkit train leic --variant leic`` runs, and how the shipped checkpoin
 
 Reproducible: the same seed, preset, variant, schedule and thread count give the same checkpoint
 bytes on a CPU (deterministic kernels, one thread, RNGs seeded by (seed, epoch)).
-Explained in notebooks/05_learned_critic.ipynb, section "Training".
+Explained in notebooks/05_learned_critic.ipynb, section "Training data and fake candidates".
 """
 from __future__ import annotations
 

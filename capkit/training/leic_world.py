@@ -17,7 +17,7 @@ is what ``capkit train leic --world`` runs. The pieces, all from ``capkit.world`
   on ``train``-split scenes too) on each scene's 64-pixel rendering: the paper's fixed, pooled
   image feature (ResNet-152 there).
 
-Explained in notebooks/05_learned_critic.ipynb, section "In the world".
+Explained in notebooks/05_learned_critic.ipynb, section "System level and the world".
 """
 from __future__ import annotations
 

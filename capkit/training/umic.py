@@ -35,7 +35,8 @@ Score s = sigmoid(rank_output logit); loss per positive, over its valid negative
 The head starts as the backbone's matching head (world-ViLT's ITM logit; ViLT-COCO's retrieval
 head), which is UMIC's ``init_output``: so UMIC-C, the head before fine-tuning, is epoch 0 of the
 history. AdamW with warm-up and cosine decay; the epoch with the lowest validation loss is kept
-(UMIC keeps the minimum-validation-loss checkpoint). Explained in notebooks/07_umic.ipynb.
+(UMIC keeps the minimum-validation-loss checkpoint). Explained in notebooks/07_umic.ipynb,
+section "Fine-tuning curves".
 
 A real backbone (``--backbone dandelin/vilt-b32-finetuned-coco``, a GPU) trains on a user's
 captions: ``references={image_id: [captions]}`` and ``images={image_id: image}`` (for COCO: the

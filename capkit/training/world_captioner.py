@@ -14,7 +14,7 @@ references with ``np.random.default_rng([seed, step])``. Adam, linear warm-up th
 over ``steps``, gradient norm clipped at 1, no dropout. After each step in ``save_at`` the model
 captions ``n_val`` held-out ``val`` scenes greedily and ``check`` measures its captions:
 grammatical rate, truth rate (true / all), mean coverage and mean rubric rating (1-4).
-Explained in notebooks/10_captioned_world.ipynb, section "Captioning systems".
+Explained in notebooks/10_captioned_world.ipynb, section "The captioning systems and their errors".
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ so bag-of-words is not enough: the foil shares every word but one with a true ca
 AdamW, linear warm-up then cosine decay, gradient norm clipped at 1. Batch order and text
 choices come from ``np.random.default_rng([seed, epoch])``; no dropout; one thread and
 deterministic kernels: the same command gives the same checkpoint bytes on a CPU.
-Explained in notebooks/10_captioned_world.ipynb, section "world-CLIP" (planned).
+Explained in notebooks/10_captioned_world.ipynb, section "World-CLIP".
 """
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ ITM is UNITER's, with one logit instead of a 2-way softmax (the same thing: UMIC
 "match" row's logit), so ``rank_output`` *is* the matching head UMIC-C reads and UMIC starts from.
 AdamW, linear warm-up then cosine decay, gradient norm clipped at 1; batch order and choices from
 ``np.random.default_rng([seed, epoch])``; no dropout; one thread and deterministic kernels.
-Explained in notebooks/07_umic.ipynb, section "Pre-training".
+Explained in notebooks/07_umic.ipynb, section "Pre-training world-ViLT".
 """
 from __future__ import annotations
 
