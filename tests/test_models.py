@@ -150,6 +150,15 @@ def test_a_hub_name_offline_says_what_to_use_instead():
         load_model("no-such-org/no-such-model", family="text")
 
 
+def test_a_long_loading_error_is_one_line_cut_at_a_word():
+    from capkit.models.text_encoders import hub_error
+    cause = OSError("We couldn't connect to 'https://huggingface.co' to load the files,\n"
+                    "and couldn't find them in the cached files. " + "Check your connection. " * 20)
+    message = hub_error("openai/clip-vit-base-patch32", "CLIP model", None, "tiny-clip", cause)
+    assert "\n" not in message and "(OSError: We couldn't connect to 'https://huggingface.co'" \
+        " to load the files, and couldn't" in message and " ...). Hub names" in message
+
+
 def test_available_says_what_loads_offline(tmp_path):
     assert available("tiny-clip") and available("minilm") and available(tmp_path)
     assert isinstance(available("clip-vit-b32"), bool)    # True only if already downloaded

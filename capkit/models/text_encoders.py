@@ -214,7 +214,9 @@ def minilm(device: str | None = None) -> HFTextEncoder:
 
 def hub_error(name: str, what: str, offline: str | None, tiny: str, err: Exception) -> str:
     """The message when a hub name or folder cannot be loaded (usually: offline)."""
+    import textwrap
     alt = f"'{offline}' (weights shipped in a package) or " if offline else ""
-    return (f"could not load the {what} {name!r} ({type(err).__name__}: {str(err)[:200]}). "
+    cause = textwrap.shorten(" ".join(str(err).split()), 200, placeholder=" ...")  # one line
+    return (f"could not load the {what} {name!r} ({type(err).__name__}: {cause}). "
             f"Hub names need the internet once; offline, use {alt}a local folder written by "
             f"save_pretrained, or '{tiny}' (an untrained stand-in for tests)")
