@@ -205,7 +205,8 @@ def align(candidates, references, *, strict: bool = False
     if empty and not strict:
         warnings.warn(f"{len(empty)} candidate(s) are empty (first: {empty[:5]}); they are scored "
                       "as the reference tools score them (0 on BLEU, ROUGE-L, CIDEr-D, METEOR, "
-                      "BERTScore); strict=True raises instead", stacklevel=3)
+                      "BERTScore); strict=True (capkit score --strict) raises instead",
+                      stacklevel=3)
     empty_refs = []
     for name, cand, rs in zip(names, cands, refs):
         _check_caption(cand, f"candidate {name}", allow_empty=not strict)
@@ -219,7 +220,7 @@ def align(candidates, references, *, strict: bool = False
     if empty_refs:
         warnings.warn(f"{len(empty_refs)} reference(s) are empty (first: {empty_refs[:3]}); they "
                       "are scored as the reference tools score them (an empty reference matches "
-                      "nothing); strict=True raises instead", stacklevel=3)
+                      "nothing); strict=True (capkit score --strict) raises instead", stacklevel=3)
     return cands, [list(r) for r in refs], ids
 
 
@@ -315,8 +316,8 @@ def no_tokens(names: list[str], tokenizer: str, strict: bool) -> None:
     if names:
         warnings.warn(f"{len(names)} candidate(s) have no tokens after {tokenizer} "
                       f"tokenisation (first: {names[:5]}); they score 0 on BLEU, ROUGE-L, "
-                      "CIDEr-D and METEOR, as in pycocoevalcap (strict=True raises instead)",
-                      stacklevel=4)
+                      "CIDEr-D and METEOR, as in pycocoevalcap (strict=True, capkit score "
+                      "--strict, raises instead)", stacklevel=4)
 
 
 _SPLITS_APART = re.compile(r"[^\S ]").search     # whitespace other than the plain space
