@@ -56,7 +56,8 @@ are in ``metric.batch_scores``. A batch that cannot be scored alone (empty, or o
 CIDEr-D, whose document frequencies need several) gives NaN with a warning; it is accumulated
 all the same, and a malformed batch is refused before anything accumulated is touched. Scoring
 every batch costs time: call ``update`` if you only want the epoch value. ``merge_state(other)``
-puts ``other``'s captions first (torchmetrics' order for list states). ``compute_on_cpu`` stays False by default: the bytes are small, and a NCCL
+puts ``other``'s captions first (torchmetrics' order for list states). ``compute_on_cpu``
+stays False by default: the bytes are small, and a NCCL
 gather needs them on the GPU. Keyword arguments named like torchmetrics' (``METRIC_KWARGS``) go to
 ``torchmetrics.Metric``; every other one is an option of the capkit metric.
 
@@ -167,16 +168,13 @@ class CaptionMetric(Metric):
         try:
             ids, candidates, references = _whole_set(_decode(self.records))
             self._scores = _score(self.metric_name, self.options, ids, candidates, references)
-        except ValueError as err:
-            if self._in_forward:            # the batch alone cannot be scored: NaN, not a crash
+        except BaseException as err:
+            if self._in_forward and isinstance(err, ValueError):   # the batch alone: NaN
                 warnings.warn(f"{self.metric_name}: this batch cannot be scored on its own "
                               f"({err}); forward() returns NaN for it. The batch is accumulated "
                               "and counts in compute().", stacklevel=4)
                 self._scores = None
                 return torch.tensor(float("nan"), dtype=dtype, device=self.device)
-            self._local_state_back()
-            raise
-        except BaseException:
             self._local_state_back()
             raise
         return torch.tensor(self._scores.corpus, dtype=dtype, device=self.device)

@@ -30,8 +30,8 @@ def register(sub) -> None:
                         "memory bounded by N); default: auto (chunks of 50,000 when "
                         "there are more candidates); 0: never")
     p.add_argument("--strict", action="store_true",
-                   help="an empty candidate is an error (default: scored as pycocoevalcap "
-                        "scores it, 0, with a warning)")
+                   help="an empty candidate or reference is an error (default: scored as "
+                        "pycocoevalcap scores it, with a warning)")
     p.set_defaults(func=run)
 
 

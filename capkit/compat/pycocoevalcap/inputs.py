@@ -117,3 +117,48 @@ def _check_strings(key, hypo: list, ref: list) -> None:
         if not isinstance(text, str):
             raise TypeError(f"captions of id {key!r} must be strings (tokens joined by "
                             f"spaces), got {type(text).__name__}: {text!r:.80}")
+
+
+class Pairs:
+    """What pycocoevalcap's ``BleuScorer`` and ``CiderScorer`` share: (hypothesis, references)
+    pairs added by the constructor, ``cook_append`` or ``+=`` (a pair, or another scorer),
+    counted by ``size()`` and scored together as ``Captions`` (``captions()``)."""
+
+    def __init__(self, test=None, refs=None):
+        self.ctest: list = []       # the hypotheses as added (None where none was given)
+        self.crefs: list = []       # their reference lists
+        self.cook_append(test, refs)
+
+    def cook_append(self, test, refs) -> None:
+        if refs is not None:
+            self.crefs.append(list(refs))
+            self.ctest.append(test)
+        self._changed()
+
+    def _changed(self) -> None:
+        """Called when pairs are added (a subclass drops what it cached)."""
+
+    def size(self) -> int:
+        assert len(self.crefs) == len(self.ctest), \
+            f"refs/test mismatch! {len(self.crefs)}<>{len(self.ctest)}"
+        return len(self.crefs)
+
+    def __iadd__(self, other):
+        if type(other) is tuple:
+            self.cook_append(other[0], other[1])
+        else:
+            self.ctest.extend(other.ctest)
+            self.crefs.extend(other.crefs)
+            self._changed()
+        return self
+
+    def _with_pairs_of(self, new):
+        new.ctest, new.crefs = list(self.ctest), list(self.crefs)
+        return new
+
+    def captions(self) -> Captions:
+        missing = [i for i, t in enumerate(self.ctest) if t is None]
+        if missing:
+            raise ValueError(f"pair {missing[0]} has references but no hypothesis; add "
+                             "(hypothesis, references) pairs")
+        return Captions(list(range(len(self.ctest))), list(self.ctest), self.crefs)

@@ -16,56 +16,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from capkit.compat.pycocoevalcap.inputs import Captions, score_batch
+from capkit.compat.pycocoevalcap.inputs import Captions, Pairs, score_batch
 from capkit.metrics.bleu import bleu_from_stats
 
 REFLEN_OPTIONS = ("closest", "shortest", "average")
 
 
-class BleuScorer:
+class BleuScorer(Pairs):
     def __init__(self, test=None, refs=None, n: int = 4, special_reflen=None):
         self.n = n
         self.special_reflen = special_reflen
-        self.ctest: list = []       # the hypotheses as added (None where none was given)
-        self.crefs: list = []       # their reference lists
         self._score = None
-        self.cook_append(test, refs)
+        super().__init__(test, refs)
 
-    def cook_append(self, test, refs) -> None:
-        if refs is not None:
-            self.crefs.append(list(refs))
-            self.ctest.append(test)
+    def _changed(self) -> None:
         self._score = None
-
-    def size(self) -> int:
-        assert len(self.crefs) == len(self.ctest), \
-            f"refs/test mismatch! {len(self.crefs)}<>{len(self.ctest)}"
-        return len(self.crefs)
-
-    def __iadd__(self, other):
-        if type(other) is tuple:
-            self.cook_append(other[0], other[1])
-        else:
-            self.ctest.extend(other.ctest)
-            self.crefs.extend(other.crefs)
-            self._score = None
-        return self
 
     def copy(self) -> BleuScorer:
-        new = BleuScorer(n=self.n, special_reflen=self.special_reflen)
-        new.ctest, new.crefs = list(self.ctest), list(self.crefs)
-        return new
+        return self._with_pairs_of(BleuScorer(n=self.n, special_reflen=self.special_reflen))
 
     def compute_score(self, option=None, verbose: int = 0):
         if self._score is None:
             if option is None:
                 option = "average" if len(self.crefs) == 1 else "closest"
-            missing = [i for i, t in enumerate(self.ctest) if t is None]
-            if missing:
-                raise ValueError(f"pair {missing[0]} has references but no hypothesis; add "
-                                 "(hypothesis, references) pairs")
-            caps = Captions(list(range(len(self.ctest))), list(self.ctest), self.crefs)
-            self._score = bleu_lists(caps, self.n, option, self.special_reflen, verbose)
+            self._score = bleu_lists(self.captions(), self.n, option, self.special_reflen,
+                                     verbose)
         return self._score
 
     def recompute_score(self, option=None, verbose: int = 0):
