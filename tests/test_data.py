@@ -108,6 +108,25 @@ def test_thumb(real):
         D.load_thumb(references="coco")
 
 
+def test_thumb_human_copies(real):
+    """COCO's duplicate captions: 39 Human captions occur among their own 4 references; the
+    protocol says so, and drop_human_copies=True leaves exactly those copies out."""
+    from capkit.data.thumb import _same_words
+    kept, dropped = D.load_thumb(), D.load_thumb(drop_human_copies=True)
+    assert kept.candidates == dropped.candidates
+    human = [i for i, s in enumerate(kept.item_extra["system"]) if s == "Human"]
+    copied = [i for i in human
+              if any(_same_words(r) == _same_words(kept.candidates[i]) for r in kept.references[i])]
+    assert len(copied) == 39 and "39 Human captions" in kept.protocol["references"]
+    assert "kept" in kept.protocol["references"] and "left out" in dropped.protocol["references"]
+    for i in range(len(kept)):
+        gone = [r for r in kept.references[i] if r not in dropped.references[i]]
+        assert dropped.references[i] == [r for r in kept.references[i] if r not in gone]
+        assert (i in copied) == bool(gone)    # only the copied Human items lose references
+        assert all(_same_words(r) == _same_words(kept.candidates[i]) for r in gone)
+    assert _same_words("A man, riding a Horse.") == _same_words("a man riding a horse")
+
+
 def test_nebula(real):
     d = D.load_nebula()
     assert d.name == "nebula" and len(d) == 3298

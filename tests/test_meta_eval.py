@@ -3,6 +3,8 @@ errors on toy data, the protocol table, and (slow, real data) the Flickr8k repro
 import json
 import math
 
+import re
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -289,6 +291,26 @@ def test_published_numbers():
     assert published("pascal50s", "cider_d").categories == {"HC": 65.1, "HI": 98.1, "HM": 90.5,
                                                            "MM": 64.8}
     assert published("nebula", "bleu_4") is None
+
+
+def test_published_sources_cite_numbers_of_their_own_benchmark():
+    """A source quoting the precise values of a row (``README (30.776 / 16.863)``) quotes the
+    Flickr8k-Expert / CF columns: only those entries may cite them as theirs; any other entry
+    whose source quotes them says whose they are (the Composite column once cited them)."""
+    from capkit.meta_eval.published import load_published
+    for bench, entries in load_published()["benchmarks"].items():
+        for metric, entry in entries.items():
+            quoted = [float(x) for pair in re.findall(r"\(([\d.]+ / [\d.]+)\)", entry["source"])
+                      for x in pair.split(" / ")]
+            if not quoted:
+                continue
+            if bench in ("flickr8k_expert", "flickr8k_cf"):
+                assert entry["precise"] in quoted, (bench, metric)
+            else:
+                assert "precise" not in entry and "Flickr8k-Expert / CF ones" in entry["source"], \
+                    (bench, metric)
+    note = published("composite", "bleu_4").note
+    assert "~28" in note and published("flickr8k_expert", "bleu_4").note == ""
 
 
 # ----------------------------------------------------------------------------- real data (slow)

@@ -2,10 +2,16 @@
 
 500 COCO Karpathy-test images x 5 systems (Up-Down, Unified-VLP, VinVL-base, VinVL-large and the
 Human 5th COCO caption). ``human_score = (P + R) / 2 + Fl + Con + Inc`` (precision and recall 1-5,
-penalties <= 0). The 4 references in ``mscoco_references.json`` exclude the Human caption, so the
-Human system can be scored against them.
+penalties <= 0). The 4 references in ``mscoco_references.json`` are the image's other COCO
+captions (the Human caption is the 5th), so the Human system can be scored against them. COCO holds
+duplicate captions, though: some Human captions also occur, word for word, among their 4
+references (39 of 500, counting case and punctuation as equal), which raises the Human system's
+n-gram scores. ``load_thumb(drop_human_copies=True)`` leaves those copies out of its references;
+the protocol says how many there are either way.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -43,12 +49,20 @@ def _check_row(row: dict, path, where: str) -> dict[str, float]:
     return v
 
 
-def load_thumb(include_human: bool = True, references: str = "thumb") -> CaptionJudgments:
+def _same_words(text: str) -> str:
+    """A caption compared case- and punctuation-blind (COCO's duplicates differ only so)."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def load_thumb(include_human: bool = True, references: str = "thumb",
+               drop_human_copies: bool = False) -> CaptionJudgments:
     """THumB 1.0 MSCOCO: 2,500 items (2,000 without the Human system), target human_score.
 
     ``references="thumb"``: the 4 references of ``mscoco_references.json`` (the paper's setting).
     ``references="karpathy5"``: the 5 COCO Karpathy-test references (needs ``coco_karpathy_test``);
     the Human caption is one of them, so this requires ``include_human=False``.
+    ``drop_human_copies=True``: a Human caption's references leave out those equal to it (case and
+    punctuation ignored; COCO's duplicate captions); the default keeps them, as the paper does.
     """
     if references not in REFERENCE_SETS:
         raise ValueError(f"references={references!r}: choose one of {REFERENCE_SETS}.")
@@ -63,7 +77,7 @@ def load_thumb(include_human: bool = True, references: str = "thumb") -> Caption
         source, key_field = _thumb_references(folder / "mscoco_references.json"), "seg_id"
     else:  # by image file name
         source, key_field = karpathy_references(), "image"
-    candidates, refs, images, human, seen = [], [], [], [], set()
+    candidates, refs, images, human, seen, copies = [], [], [], [], set(), 0
     extra: dict[str, list] = {k: [] for k in ("system", "seg_id", "P", "R", "Fl", "Con", "Inc")}
     for i, row in enumerate(rows):
         where = f"record {i}"
@@ -78,7 +92,15 @@ def load_thumb(include_human: bool = True, references: str = "thumb") -> Caption
         if key not in source:
             raise malformed(path, where, f"no {references} references for {key}")
         candidates.append(check_text(row["hyp"], path, where))
-        refs.append(list(source[key]))
+        item_refs = list(source[key])
+        if system == "Human":
+            same = [r for r in item_refs if _same_words(r) == _same_words(row["hyp"])]
+            copies += bool(same)
+            if drop_human_copies and same:
+                item_refs = [r for r in item_refs if r not in same]
+                if not item_refs:
+                    raise malformed(path, where, "every reference is a copy of the Human caption")
+        refs.append(item_refs)
         images.append(row["image"])
         human.append(v["human_score"])
         extra["system"].append(system)
@@ -90,9 +112,13 @@ def load_thumb(include_human: bool = True, references: str = "thumb") -> Caption
         "rows": (f"{len(candidates):,} of {len(rows):,} judged captions, systems "
                  + ", ".join(systems)
                  + ("" if include_human else " (Human excluded)")),
-        "references": ("the 4 references of mscoco_references.json by seg_id (Human caption "
-                       "excluded from them)" if references == "thumb" else
-                       "the 5 COCO Karpathy-test references (6 for a few images) by image file"),
+        "references": (("the 4 references of mscoco_references.json by seg_id (the image's other "
+                        "COCO captions)" if references == "thumb" else
+                        "the 5 COCO Karpathy-test references (6 for a few images) by image file")
+                       + (f"; {copies} Human captions also occur word for word among them (COCO's "
+                          "duplicate captions), " + ("left out of their references"
+                                                     if drop_human_copies else "kept")
+                          if copies else "")),
         "target": "human_score = (P + R) / 2 + Fl + Con + Inc (P, R 1-5; penalties <= 0)",
         "statistic": "kendall_tau_c",
         "notes": ("instance level; system level correlates the per-system means over the systems; "

@@ -15,6 +15,7 @@ class Published:
     source: str                      # where the number comes from (paper, table, or capkit's notes)
     label: str                       # the metric as the published table names it
     categories: dict[str, float] = field(default_factory=dict)   # PASCAL-50S per category
+    note: str = ""                   # what is known about a gap between it and capkit's number
 
 
 @functools.lru_cache(maxsize=1)
@@ -31,4 +32,4 @@ def published(benchmark: str, metric: str) -> Published | None:
         return None
     value = entry.get("precise", entry["value"])
     return Published(benchmark, metric, value, entry["source"], entry["label"],
-                     dict(entry.get("categories", {})))
+                     dict(entry.get("categories", {})), entry.get("note", ""))
