@@ -5,9 +5,13 @@ image and every image with a caption equal to a benchmark text removed; see that
 keeps them by image:
 
 * Flickr8k: the official train split is always trained on; its dev split is held out;
-* COCO Karpathy test (the images no benchmark uses): split in two folds by image (seeded), as the
-  paper's two-fold protocol; ``fold=0`` trains on the first half and holds out the second,
-  ``fold=1`` the reverse, ``fold=None`` trains on both;
+* COCO Karpathy test (the images no benchmark uses): split in two folds by image (seeded);
+  ``fold=0`` trains on the first half and holds out the second, ``fold=1`` the reverse,
+  ``fold=None`` trains on both. The folds borrow the paper's two-fold split (section 3.5), not its
+  whole protocol: the paper trains a critic per captioning system on one fold and scores the
+  other, then swaps; capkit ships one critic per variant, trained on fold 0 with all 9 systems'
+  captions, and scores every benchmark with it (notebook 05 says so where it reports system
+  level);
 * machine captions: the 9 COCO Karpathy-test systems' captions of those COCO images (a caption
   equal to a benchmark text is dropped), the paper's "generator" negatives.
 

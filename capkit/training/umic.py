@@ -6,8 +6,10 @@ is what ``capkit train umic`` runs (``--backbone NAME_OR_PATH``), and how the sh
 ``umic_world`` checkpoint was made from the shipped world-ViLT (one CPU thread).
 
 Per positive (a reference caption with its own image), five negatives with the *same* image,
-one of each of UMIC's types (section 3.2; its training script was never released, the negative
-code was: ``data/ce.py``), all from ``capkit.transforms``:
+one of each type of UMIC's released negative code (``data/ce.py``; its training script was never
+released), all from ``capkit.transforms``. The paper (section 3.3) trains with four negatives per
+positive, drawing the random or the hard one with probability 1/2 each; the code makes all five,
+and capkit follows the code:
 
 =================  =================================================  ==========================
 type               UMIC                                               here
@@ -24,7 +26,12 @@ Differences, said once: similar images are ranked by the tf-idf of their referen
 proxy of ``TransformContext``; UMIC used VSE++ or CIDEr lists it did not release); keyword
 substitution replaces 29% of the keywords (at least one) uniformly from the same-tag pool,
 where UMIC flips a coin per keyword and weights words by frequency; repeat / remove samples any
-word, not only N/V/J. In the world the truth is known: a negative that is still true of the scene
+word, not only N/V/J; ``order``'s full-strength ``word_permutation`` moves every word along one
+cycle (no word stays in place), where the code's ``shuffle`` is uniform. A known flaw, kept so
+that the shipped checkpoint stays reproducible until it is retrained: ``order``'s removal half
+and ``repeat_remove`` draw their word positions from the same seed with the same rate (0.3), so
+for about 1 positive in 10 the two negatives are the same caption, which then counts twice in the
+loss (the authors' code draws them independently). In the world the truth is known: a negative that is still true of the scene
 (a hard negative that happens to fit, a colour swapped for another present colour) is dropped
 from the loss instead of being taught as false.
 

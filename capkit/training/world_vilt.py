@@ -47,8 +47,11 @@ backbones: +4.6, +3.4 (p = 0.075 with 1,000 resamples) and +3.7 (``docs/learned_
 "what was tried").
 Foils (which also swap counts and prepositions) stay out of pre-training, as in the paper.
 
-ITM is UNITER's, with one logit instead of a 2-way softmax (the same thing: UMIC keeps only the
-"match" row's logit), so ``rank_output`` *is* the matching head UMIC-C reads and UMIC starts from.
+ITM is UNITER's with one logit, trained with binary cross-entropy, instead of a 2-way softmax.
+That is not quite UNITER: its P(match) is sigmoid(l1 - l0), and UMIC's ``init_output`` copies
+only the "match" row l1, so the paper's UMIC-C, sigmoid(l1), is neither calibrated nor monotone in
+UNITER's P(match); here the one logit is trained as P(match), so world UMIC-C is that probability
+and ``rank_output`` *is* the matching head UMIC-C reads and UMIC starts from.
 AdamW, linear warm-up then cosine decay, gradient norm clipped at 1; batch order and choices from
 ``np.random.default_rng([seed, epoch])``; no dropout; one thread and deterministic kernels.
 Explained in notebooks/07_umic.ipynb, section "Pre-training world-ViLT".
