@@ -406,3 +406,21 @@ def test_every_shipped_critic_loads_is_small_and_names_its_command(tmp_path, mon
         leic_critic.load_leic("leic_cbp")
     with pytest.raises(FileNotFoundError, match="--variant leic --world --context image --out"):
         leic_critic.load_leic("leic_world_image")
+
+
+def test_world_critic_signature_names_the_world_clip_that_made_its_features(monkeypatch):
+    """leic_world reads world-CLIP image features: a retrained world-CLIP changes its scores, so
+    its signature carries world-CLIP's checkpoint digest, not only the encoder's name."""
+    from capkit import world
+    from capkit.metrics.leic import leic
+    from capkit.models import world_clip
+    scenes = world.make_scenes(2, seed=0)
+    cands = {str(i): world.describe(s, seed=0)[0] for i, s in enumerate(scenes)}
+    refs = {str(i): world.describe(s, seed=1)[:2] for i, s in enumerate(scenes)}
+    images = {str(i): s.render(64) for i, s in enumerate(scenes)}
+    s = leic(cands, refs, images=images, model="leic_world")
+    shipped = world_clip.load_world_clip().signature
+    assert shipped.startswith("world-clip@") and f"image:{shipped}" in s.signature
+    monkeypatch.setattr(world_clip, "checkpoint_sha256", lambda folder: "f" * 64)
+    other = leic(cands, refs, images=images, model="leic_world").signature
+    assert "image:world-clip@ffffffffffff~world" in other and other != s.signature

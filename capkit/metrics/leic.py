@@ -23,7 +23,9 @@ captions only; a path or a loaded ``LEIC`` also work. Its sha256 prefix is in th
 ``leic_world_no_da``: image + caption context, trained by ``capkit train leic --world``) read one
 image per candidate (a list aligned with the candidates, ``{id: image}`` or a folder), turned
 into the world-CLIP image features they were trained with; they are meaningful on world images
-only. Explained in notebooks/05_learned_critic.ipynb, sections "Scoring a caption" and
+only. The signature names the world-CLIP checkpoint that made the features
+(``image:world-clip@<sha12>~world``): a retrained world-CLIP changes the world critics' scores,
+and their signature with them. Explained in notebooks/05_learned_critic.ipynb, sections "Scoring a caption" and
 "System level and the world".
 """
 from __future__ import annotations
@@ -36,15 +38,17 @@ from capkit.scores import Scores, make_signature
 REFERENCE_RULES = ("mean", "random")
 
 
-def image_features(critic, pictures) -> np.ndarray:
-    """(N, F) image features as the critic was trained with (its ``image_encoder``)."""
+def image_features(critic, pictures) -> tuple[np.ndarray, str]:
+    """(N, F) image features as the critic was trained with (its ``image_encoder``), and the
+    signature of the encoder that made them (``world-clip@<sha12>~world``)."""
     encoder = critic.meta.get("image_encoder")
     if encoder != "world-clip":
         raise ValueError(f"this critic was trained with image features {encoder!r}; capkit "
                          "computes only 'world-clip' features (the world critics)")
     from capkit.models.vision_language import encode_images
     from capkit.models.world_clip import load_world_clip
-    return encode_images(load_world_clip(), pictures).astype(np.float32)
+    encoder = load_world_clip()
+    return encode_images(encoder, pictures).astype(np.float32), encoder.signature
 
 
 def leic(candidates, references=None, images=None, *, model=None, reference: str = "mean",
@@ -60,10 +64,10 @@ def leic(candidates, references=None, images=None, *, model=None, reference: str
     from capkit.models.leic_critic import load_leic
     cands, refs, ids = align(candidates, references)
     critic = load_leic(model, device=device)
-    feats = None
+    feats = image_signature = None
     if critic.cfg.context != "caption":
         from capkit.models.images import align_images
-        feats = image_features(critic, align_images(candidates, images))      # (N, F)
+        feats, image_signature = image_features(critic, align_images(candidates, images))
     n_refs = np.array([len(rs) for rs in refs], dtype=np.int64)
     if reference == "random":
         rng = np.random.default_rng(seed)
@@ -84,8 +88,7 @@ def leic(candidates, references=None, images=None, *, model=None, reference: str
                          context=critic.cfg.context, combine=critic.cfg.combine,
                          reference=reference, **({"seed": seed} if reference == "random" else {}),
                          quirk15=critic.cfg.truncation_quirk, tok="ptb",
-                         **({"image": critic.meta.get("image_encoder")} if feats is not None
-                            else {}))
+                         **({"image": image_signature} if feats is not None else {}))
     parts = {"per_reference": np.split(pair, np.cumsum(counts)[:-1]),
              "n_references": n_refs}
     return Scores(name, per, float(per.mean()) if len(per) else float("nan"), sig, ids, parts)
