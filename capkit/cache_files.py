@@ -10,7 +10,9 @@ notebooks, a test run beside a benchmark) never cost more than a recomputation:
   two processes hold "the" lock at once. A process that dies releases its lock with it.
 * **Atomic write**: a file is written under a temporary name in its own folder, flushed to disk
   (``fsync``) and moved into place with ``os.replace``, so a reader sees the old file or the new
-  one, never half of one, even if the writer is killed.
+  one, never half of one, even if the writer is killed. A folder that must be whole (a dataset,
+  a model checkpoint) is built in a hidden folder beside it and swapped in at the end
+  (``write_folder``, ``replace_folder``), so it too is the old one or the new one, never a mix.
 * **Read or rebuild**: a cache file that cannot be read (truncated, empty, another format) is
   rebuilt with one ``CacheWarning`` that names it; a cache folder capkit cannot write (read-only,
   full disk) means the work is done in memory this time, again with one warning. Neither is an
@@ -23,11 +25,16 @@ hold it, so N processes that miss at once build once. Silence the warnings with
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import os
+import shutil
+import sys
 import tempfile
+import uuid
 import warnings
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -108,6 +115,88 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) ->
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def staging_folder(target: str | os.PathLike) -> Path:
+    """A new, empty, hidden folder beside ``target`` to build its replacement in:
+    ``.<name>.partial-<8 hex>`` (made with the umask's mode, not mkdtemp's 0o700, which would
+    outlive the rename)."""
+    target = Path(target).absolute()
+    staged = target.with_name(f".{target.name}.partial-{uuid.uuid4().hex[:8]}")
+    staged.mkdir()
+    return staged
+
+
+def work_folders(target: str | os.PathLike) -> list[Path]:
+    """Staging and old folders of ``target`` left by a killed writer; delete them only while
+    holding a lock that shows they are nobody's."""
+    target = Path(target).absolute()
+    return [p for kind in ("partial", "old")
+            for p in target.parent.glob(f".{target.name}.{kind}-*")]
+
+
+def exchange_folders(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Swap two folders in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False where
+    the C library, kernel or file system cannot, so the caller falls back to two renames."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) \
+        if sys.platform.startswith("linux") else None
+    if renameat2 is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+
+def replace_folder(staged: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Move the finished folder ``staged`` (from ``staging_folder``) to ``target``, then delete
+    what was there. Where ``exchange_folders`` can, a reader always finds a complete folder;
+    elsewhere there is a gap of two renames (the old copy waits as ``.<name>.old-<8 hex>``)."""
+    staged, target = Path(staged), Path(target).absolute()
+    if not target.exists():
+        staged.rename(target)
+    elif exchange_folders(staged, target):
+        shutil.rmtree(staged, ignore_errors=True)         # now holds the previous copy
+    else:
+        old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
+        target.rename(old)
+        staged.rename(target)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def write_folder(folder: str | os.PathLike, files: Mapping[str, bytes]) -> Path:
+    """Write ``folder`` holding exactly ``files`` (name -> bytes) as a whole: each file written
+    (``write_atomic``) into a ``staging_folder``, then swapped in by ``replace_folder``. A kill or
+    an error at any point leaves the folder that was there, complete, or the new one (but for
+    the moment between two renames where no atomic swap exists); an error or Ctrl-C also removes
+    the staging folder (a hard kill leaves it, hidden, beside ``folder``).
+
+    Raises FileExistsError, before writing anything, if ``folder`` exists and holds anything
+    but these files' names: it is replaced as a whole, so other files in it would be lost.
+    """
+    folder = Path(folder).absolute()
+    if folder.exists() and not folder.is_dir():
+        raise FileExistsError(f"{folder} is a file, not a folder: choose a folder to write.")
+    extra = sorted(p.name for p in folder.iterdir() if p.name not in files) \
+        if folder.is_dir() else []
+    if extra:
+        raise FileExistsError(
+            f"{folder} already holds {', '.join(extra[:5])}{' ...' * (len(extra) > 5)}, which "
+            "would be lost: the folder is replaced as a whole. Choose a new or empty folder, or "
+            "move those files out, and write it again.")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staged = staging_folder(folder)
+    try:
+        for name, data in files.items():
+            write_atomic(staged / name, lambda f, data=data: f.write(data))
+        replace_folder(staged, folder)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    return folder
 
 
 @contextlib.contextmanager

@@ -26,20 +26,17 @@ complete dataset; elsewhere there is a gap of two renames.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import errno
 import hashlib
 import json
-import os
 import shutil
 import sys
 import textwrap
 import urllib.request
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from capkit.cache_files import file_lock, write_atomic
+from capkit.cache_files import (file_lock, replace_folder, staging_folder, work_folders,
+                                write_atomic)
 from capkit.data.paths import DATASETS, data_dir, marker_path
 
 MANIFEST = Path(__file__).with_name("manifest.json")
@@ -127,24 +124,8 @@ def _clean_leftovers(dataset: str, root: Path) -> None:
 
     Call only while holding the dataset's lock: a fetch running beside this one owns its folders.
     """
-    for p in list(root.glob(f".{dataset}.partial-*")) + list(root.glob(f".{dataset}.old-*")):
+    for p in work_folders(root / dataset):
         shutil.rmtree(p, ignore_errors=True)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two folders in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False where
-    the C library, kernel or file system cannot, so the caller falls back to two renames."""
-    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) \
-        if sys.platform.startswith("linux") else None
-    if renameat2 is None:
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-        return False
-    raise OSError(err, os.strerror(err), str(a), None, str(b))
 
 
 def _install(dataset: str, staged: Path, root: Path, marker: dict) -> None:
@@ -154,16 +135,7 @@ def _install(dataset: str, staged: Path, root: Path, marker: dict) -> None:
     transfer), and it stays valid for the new copy too, so it is left in place during the swap:
     readers of a complete dataset never see it missing.
     """
-    target = root / dataset
-    if not target.exists():
-        staged.rename(target)
-    elif _exchange(staged, target):
-        shutil.rmtree(staged, ignore_errors=True)         # now holds the previous copy
-    else:
-        old = root / f".{dataset}.old-{uuid.uuid4().hex[:8]}"
-        target.rename(old)
-        staged.rename(target)
-        shutil.rmtree(old, ignore_errors=True)
+    replace_folder(staged, root / dataset)
     text = json.dumps(marker, indent=1) + "\n"
     write_atomic(marker_path(dataset, root), lambda f: f.write(text.encode("utf-8")))
 
@@ -213,8 +185,7 @@ def _fetch_locked(dataset: str, entry: dict, root: Path, mirror: Path | None,
     if not complete:  # a stale marker goes now; a valid one (--force) stays until the swap
         marker_path(dataset, root).unlink(missing_ok=True)
     _clean_leftovers(dataset, root)
-    staged = root / f".{dataset}.partial-{uuid.uuid4().hex[:8]}"
-    staged.mkdir()  # (not mkdtemp: its 0o700 mode would outlive the rename)
+    staged = staging_folder(root / dataset)
     try:
         for spec in entry["files"]:
             _transfer(dataset, spec, mirror, staged / spec["path"])

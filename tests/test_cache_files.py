@@ -1,4 +1,5 @@
-"""capkit.cache_files: locks beside what they guard, atomic writes, read-or-rebuild."""
+"""capkit.cache_files: locks beside what they guard, atomic writes (files and whole folders),
+read-or-rebuild."""
 from __future__ import annotations
 
 import json
@@ -9,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from capkit import cache_files
 from capkit.cache_files import (CacheWarning, cache_dir, file_lock, lock_path, read_or_rebuild,
-                                write_atomic)
+                                write_atomic, write_folder)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,6 +54,48 @@ def test_write_atomic_replaces_whole_files_only(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         write_atomic(path, interrupted)
     assert path.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["f.bin"]
+
+
+def interrupt_at(name: str):
+    """A ``write_atomic`` that is killed (Ctrl-C) when it reaches the file ``name``."""
+    real = cache_files.write_atomic
+
+    def write(path, writer):
+        if Path(path).name == name:
+            raise KeyboardInterrupt
+        return real(path, writer)
+    return write
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["one-step swap", "two renames"])
+def test_write_folder_replaces_the_whole_folder_or_nothing(tmp_path, monkeypatch, exchange):
+    if not exchange:  # as on systems without renameat2
+        monkeypatch.setattr(cache_files, "exchange_folders", lambda a, b: False)
+    out = tmp_path / "model"
+    old = {"config.json": b"old config", "weights": b"old weights", "meta.json": b"old meta"}
+    new = {name: data.replace(b"old", b"new") for name, data in old.items()}
+    assert write_folder(out, old) == out
+
+    def contents():
+        return {p.name: p.read_bytes() for p in out.iterdir()}
+    with monkeypatch.context() as m:
+        m.setattr(cache_files, "write_atomic", interrupt_at("weights"))
+        with pytest.raises(KeyboardInterrupt):
+            write_folder(out, new)
+    assert contents() == old                        # not new config beside old weights
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]       # no staging left
+    write_folder(out, new)
+    assert contents() == new and sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+def test_write_folder_refuses_a_folder_holding_other_files(tmp_path):
+    out = tmp_path / "here"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match=r"notes\.txt.*Choose a new or empty folder"):
+        write_folder(out, {"weights": b"w"})
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["here"]
 
 
 def test_read_or_rebuild_builds_once_then_reads(tmp_path):

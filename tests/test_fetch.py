@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from capkit import cache_files
 from capkit.data import paths
 from data_scripts import fetch as fetch_mod
 from data_scripts.fetch import fetch, fetch_dataset, load_manifest, main
@@ -109,7 +110,7 @@ def test_second_run_copies_nothing(data, small_mirror, monkeypatch):
 @pytest.mark.parametrize("exchange", [True, False], ids=["one-step swap", "two renames"])
 def test_force_refetches(data, small_mirror, monkeypatch, exchange):
     if not exchange:  # as on systems without renameat2
-        monkeypatch.setattr(fetch_mod, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(cache_files, "exchange_folders", lambda a, b: False)
     fetch_dataset(SMALL, mirror=small_mirror)
     (data / SMALL / "refs.json").write_text("{}")  # same marker, damaged file
     assert fetch_dataset(SMALL, mirror=small_mirror, force=True).status == "fetched"

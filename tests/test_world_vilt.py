@@ -2,6 +2,7 @@
 paths, and the online loading path for a named ViLT checkpoint on a small config (no download)."""
 import dataclasses
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -127,6 +128,29 @@ def test_online_loading_path_on_a_small_config(tmp_path, trained, scenes):
     assert logits.shape == (1,) and np.isfinite(logits).all()
     (_, states), = enc.token_states(["a red circle"], [scenes[0].render(100)], 2)
     assert states.shape == (3, 32)
+
+
+def test_a_save_killed_midway_leaves_the_previous_checkpoint_whole(tmp_path, monkeypatch):
+    """world-ViLT's and UMIC's folders: a kill while replacing one keeps the old one whole."""
+    from capkit import cache_files
+    cfg, tok = W.get_config("tiny"), W.build_tokenizer(["a", "red", "circle"])
+    models = [W.build_model(cfg, len(tok), seed=k) for k in range(2)]
+    out = tmp_path / "out"
+    sha0 = W.save_folder(models[0], tok, out, {"seed": 0})
+    real = cache_files.write_atomic
+
+    def killed_at_preprocessor(path, write):
+        if Path(path).name == "preprocessor_config.json":
+            raise KeyboardInterrupt
+        return real(path, write)
+    with monkeypatch.context() as m:
+        m.setattr(cache_files, "write_atomic", killed_at_preprocessor)
+        with pytest.raises(KeyboardInterrupt):
+            W.save_folder(models[1], tok, out, {"seed": 1})
+    assert W.checkpoint_sha256(out) == sha0 and W.read_meta(out) == {"seed": 0}
+    loaded = W.load_world_vilt(out).model.state_dict()
+    assert all(torch.equal(v, loaded[k]) for k, v in models[0].state_dict().items())
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
 def test_world_folders_and_bad_names_give_clear_errors(tmp_path):

@@ -115,17 +115,17 @@ def build_model(cfg: WorldCLIPConfig, vocab_size: int, seed: int = 0):
 
 
 def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None) -> str:
-    """Write the Hugging Face folder (each file atomically, bytes fixed by weights + ``meta``);
-    returns ``checkpoint_sha256(folder)``. ``meta`` (the recipe) goes to ``world_clip.json``:
-    the safetensors header keeps one entry, because safetensors writes metadata from a Rust
-    HashMap whose key order changes from one call to the next."""
+    """Write the Hugging Face folder as a whole (``capkit.cache_files.write_folder``: built
+    beside it and swapped in, so a kill leaves the old checkpoint or the new one, never a mix;
+    bytes fixed by weights + ``meta``); returns ``checkpoint_sha256(folder)``. ``meta`` (the
+    recipe) goes to ``world_clip.json``: the safetensors header keeps one entry, because
+    safetensors writes metadata from a Rust HashMap whose key order changes from one call to
+    the next."""
     import tempfile
 
     from safetensors.torch import save
 
-    from capkit.cache_files import write_atomic
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    from capkit.cache_files import write_folder
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     files = {"model.safetensors": save(tensors, metadata={"format": "pt"}),
              "world_clip.json": json.dumps(meta or {}, indent=1, sort_keys=True).encode(),
@@ -135,9 +135,7 @@ def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None) 
         tokenizer.save_pretrained(tmp)
         for name in ("tokenizer.json", "tokenizer_config.json"):
             files[name] = Path(tmp, name).read_bytes()
-    for name, data in sorted(files.items()):
-        write_atomic(folder / name, lambda f, data=data: f.write(data))
-    return checkpoint_sha256(folder)
+    return checkpoint_sha256(write_folder(folder, dict(sorted(files.items()))))
 
 
 def _preprocessor_json(pre: ImagePreprocess) -> bytes:

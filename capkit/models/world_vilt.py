@@ -109,16 +109,15 @@ def build_model(cfg: WorldViltConfig, vocab_size: int, seed: int = 0):
 
 def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None,
                 preprocess: ImagePreprocess = PREPROCESS) -> str:
-    """Write the Hugging Face folder (each file atomically; bytes fixed by weights + ``meta``);
-    returns ``checkpoint_sha256(folder)``. ``meta`` goes to ``world_vilt.json`` (see
+    """Write the Hugging Face folder as a whole (``capkit.cache_files.write_folder``: a kill
+    leaves the old checkpoint or the new one; bytes fixed by weights + ``meta``); returns
+    ``checkpoint_sha256(folder)``. ``meta`` goes to ``world_vilt.json`` (see
     ``capkit.models.world_clip.save_folder`` for why not the safetensors header)."""
     import tempfile
 
     from safetensors.torch import save
 
-    from capkit.cache_files import write_atomic
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    from capkit.cache_files import write_folder
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     pre = {"size": {"shortest_edge": preprocess.size}, "resample": 3, "do_normalize": True,
            "image_mean": list(preprocess.mean), "image_std": list(preprocess.std)}
@@ -130,9 +129,7 @@ def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None,
         tokenizer.save_pretrained(tmp)
         for name in ("tokenizer.json", "tokenizer_config.json"):
             files[name] = Path(tmp, name).read_bytes()
-    for name, data in sorted(files.items()):
-        write_atomic(folder / name, lambda f, data=data: f.write(data))
-    return checkpoint_sha256(folder)
+    return checkpoint_sha256(write_folder(folder, dict(sorted(files.items()))))
 
 
 def checkpoint_sha256(folder: str | Path, files=FILES) -> str:
