@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from capkit.models import world_captioner as C
 from capkit.world import check
@@ -42,6 +43,17 @@ def test_short_training_is_deterministic_byte_for_byte(trained):
 def test_short_training_lowers_the_loss(trained):
     losses = trained[0].losses
     assert np.mean(losses[-5:]) < np.mean(losses[:5]) - 0.3
+
+
+def test_training_does_not_touch_the_global_rng():
+    """Seeding is for the run only (as i2ce, LEIC and capkit.models.runtime.seeded do)."""
+    from capkit.training.world_captioner import Schedule, train_world_captioner
+    torch.manual_seed(1234)
+    want = torch.rand(3)
+    torch.manual_seed(1234)
+    train_world_captioner("tiny", schedule=Schedule(n_scenes=20, steps=1, save_at=(1,),
+                                                    batch_size=4, warmup=1, n_val=4))
+    assert torch.equal(torch.rand(3), want)
 
 
 def test_round_trip_gives_identical_captions(trained, held_out):

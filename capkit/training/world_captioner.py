@@ -113,7 +113,8 @@ def train_world_captioner(preset: str = "small", *, out: str | Path | None = Non
         raise ValueError(f"save_at={s.save_at}: give steps between 1 and steps={s.steps}")
     cfg = get_config(preset)
     words = SPECIALS + tuple(grammar_words())
-    with deterministic(threads):
+    # the seed below is for this run only: the caller's torch RNG comes back as it was
+    with deterministic(threads), torch.random.fork_rng(devices=[]):
         scenes = split_scenes("train", s.n_scenes, seed)
         images = pixels(np.stack([np.asarray(sc.render(cfg.image_size)) for sc in scenes]),
                         cfg.image_size)
