@@ -19,7 +19,10 @@ notebooks, a test run beside a benchmark) never cost more than a recomputation:
   error: a cache only saves time.
 
 Readers take no lock (atomic writes make that safe); builders do, and check again once they
-hold it, so N processes that miss at once build once. Silence the warnings with
+hold it, so N processes that miss at once build once.
+
+A command's output files (results, tables, figures, notebooks) are written the same atomic way,
+by ``write_output``, whose error names the file that could not be written. Silence the warnings with
 ``warnings.simplefilter("ignore", capkit.cache_files.CacheWarning)``.
 """
 from __future__ import annotations
@@ -197,6 +200,32 @@ def write_folder(folder: str | os.PathLike, files: Mapping[str, bytes]) -> Path:
         shutil.rmtree(staged, ignore_errors=True)
         raise
     return folder
+
+
+class OutputError(OSError):
+    """An output file could not be written: ``filename`` names it, ``errno``/``strerror`` say
+    why (a full disk, a file-size limit, no permission). Nothing is left under its name."""
+
+    def __str__(self) -> str:
+        why = self.strerror if self.errno is None else f"[Errno {self.errno}] {self.strerror}"
+        return (f"cannot write {self.filename} ({why}); "
+                "nothing half-written was left there: make room (disk space, quota, file-size "
+                "limit) or give a folder you can write to, then run again")
+
+
+def write_output(path: str | os.PathLike, data: bytes | str) -> Path:
+    """Write one output file (``str`` as UTF-8) with ``write_atomic``: a unique hidden temporary
+    name, fsync, rename, so a reader never finds half a file under ``path``. Raises
+    ``OutputError`` (an OSError with the same errno) naming ``path`` if it cannot be written.
+
+    A command that writes several files writes the one that says the run is complete (e.g.
+    ``results.json``) last, so an interrupted run never looks finished.
+    """
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        return write_atomic(path, lambda f: f.write(payload))
+    except OSError as err:
+        raise OutputError(err.errno, err.strerror or str(err), str(path)) from err
 
 
 @contextlib.contextmanager

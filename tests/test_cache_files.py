@@ -2,6 +2,7 @@
 read-or-rebuild."""
 from __future__ import annotations
 
+import errno
 import json
 import subprocess
 import sys
@@ -162,3 +163,15 @@ def test_processes_missing_at_once_build_once(tmp_path):
     assert [p.returncode for p in procs] == [0] * 6, [err for _, err in outs]
     assert [json.loads(out) for out, _ in outs] == [{"answer": 42}] * 6
     assert log.read_text() == "built\n" and read_json(path) == {"answer": 42}
+
+
+def test_write_output_names_the_file_it_cannot_write_and_leaves_nothing(tmp_path):
+    from capkit.cache_files import OutputError, write_output
+    assert write_output(tmp_path / "a.json", "{}\n").read_text() == "{}\n"
+    (tmp_path / "taken").mkdir()                       # a folder where the file should go
+    with pytest.raises(OutputError) as caught:
+        write_output(tmp_path / "taken", b"data")
+    assert caught.value.errno == errno.EISDIR and caught.value.filename == str(tmp_path / "taken")
+    assert str(caught.value).startswith(f"cannot write {tmp_path / 'taken'} (")
+    assert "give a folder you can write to" in str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "taken"]

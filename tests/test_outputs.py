@@ -123,3 +123,59 @@ def test_the_checks_create_nothing(tmp_path):
         output_file(tmp_path / "f" / "m.safetensors")
     with pytest.raises(ValueError, match="--out /proc/nope: cannot write"):
         output_dir(NOPE)
+
+
+# ---- a full disk while the outputs are written: whole files or none, the marker last ---------
+def _capkit_with_small_files(tmp_path, limit: int, *args: str):
+    """``python -m capkit ARGS`` as a process whose files may not grow past ``limit`` bytes: a
+    full disk as it sees it (writes past the limit fail with EFBIG once SIGXFSZ is ignored; the
+    same device as test_cli's one-line-error test)."""
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    return subprocess.run([sys.executable, "-m", "capkit", *args], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, preexec_fn=limited)
+
+
+# Every PNG figure is over 2,000 bytes; results.json and robustness.json of these runs are not,
+# so a command that wrote its marker first, or a figure straight to its name, fails these tests.
+@pytest.mark.parametrize("argv, marker, figure", [
+    (["bench", "--benchmarks", "thumb", "--metrics", "bleu_4", "--n-boot", "10"],
+     "results.json", "heatmap.png"),
+    (["robustness", "--metrics", "bleu_1", "--transforms", "WP", "--images", "20",
+      "--bootstrap", "0"], "robustness.json", "robustness.png")])
+def test_a_run_that_cannot_write_its_outputs_leaves_nothing_that_looks_complete(
+        shared_data, tmp_path, argv, marker, figure):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / marker).write_text('{"from": "an earlier run"}')   # must not sit beside new figures
+    done = _capkit_with_small_files(tmp_path, 2000, *argv, "--out", str(out))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith(f"capkit {argv[0]}: error: cannot write {out / figure} ")
+    assert "File too large" in lines[0] and "give a folder you can write to" in lines[0]
+    assert list(out.iterdir()) == []              # no marker, no half figure, no temporary file
+
+
+def test_outputs_are_written_whole_with_the_marker_last(shared_data, tmp_path, monkeypatch):
+    """In a run that succeeds, results.json is the last file to appear."""
+    import capkit.cache_files
+    order = []
+    real = capkit.cache_files.write_atomic
+    monkeypatch.setattr(capkit.cache_files, "write_atomic",
+                        lambda path, write: order.append(path.name) or real(path, write))
+    out = tmp_path / "out"
+    assert main(["bench", "--benchmarks", "thumb", "--metrics", "bleu_4", "--n-boot", "10",
+                 "--format", "json", "--out", str(out)]) == 0
+    assert order == ["heatmap.png", "bars_thumb.png", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(order)

@@ -80,11 +80,12 @@ def run(args: argparse.Namespace) -> int:
         sigs = {cell.metric: cell.signature for cell in results.cells()}
         print("signatures:\n" + "\n".join(f"  {m}: {s}" for m, s in sigs.items()))
     if out is not None:
+        from capkit.cache_files import write_output
         from capkit.plots.bench import save_figures
-        out.mkdir(parents=True, exist_ok=True)
-        tmp = out / "results.json.partial"
-        tmp.write_text(results.to_json())
-        tmp.replace(out / "results.json")
+        # results.json says the run is complete, so it goes last: first the old one goes (a
+        # failure below must not leave it beside new figures), then every figure, each atomic.
+        (out / "results.json").unlink(missing_ok=True)
         paths = save_figures(results, out)
+        write_output(out / "results.json", results.to_json())
         print(f"wrote {out / 'results.json'} and {len(paths)} figures to {out}", file=sys.stderr)
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from capkit.cache_files import write_output
 from capkit.commands.args import metric_list, output_dir, output_file
 from capkit.report import format_table
 
@@ -52,9 +53,10 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _figure(result, path: str) -> None:
+def _figure(result, path) -> None:
     from matplotlib.figure import Figure
 
+    from capkit.plots import save_figure
     from capkit.plots.robustness import robustness_figure
     n = len(result.transforms)
     cols = min(n, 4)
@@ -65,7 +67,7 @@ def _figure(result, path: str) -> None:
     for ax in axes[n:]:
         ax.set_visible(False)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,14 +89,14 @@ def run(args: argparse.Namespace) -> int:
                             progress="auto" if args.format != "json" else False)
     except ImportError as err:      # KS needs spaCy, SS the GloVe bundle: say what to install
         raise RuntimeError(str(err)) from err
+    # robustness.json says the run is complete, so it goes last (the old one first goes, so
+    # that a failed figure never sits beside it); each file is written atomically.
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        tmp = out / "robustness.json.partial"
-        tmp.write_text(json.dumps(result.to_dict(), indent=1))
-        tmp.replace(out / "robustness.json")
+        (out / "robustness.json").unlink(missing_ok=True)
     if figure is not None:
-        figure.parent.mkdir(parents=True, exist_ok=True)
         _figure(result, figure)
+    if out is not None:
+        write_output(out / "robustness.json", json.dumps(result.to_dict(), indent=1))
     if args.format == "json":
         print(json.dumps(result.to_dict(), indent=1))
         return 0

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from capkit.cache_files import write_output
 from capkit.course.contract import ContractRecord
 from capkit.scores import Scores, make_signature
 
@@ -321,8 +322,8 @@ def report_card(metric: str, results, *, baselines: Sequence[str], contract: Con
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
         paths = (folder / f"{metric}.md", folder / f"{metric}.json")
-        paths[0].write_text(text + "\n", encoding="utf-8")
-        paths[1].write_text(json.dumps(data, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        write_output(paths[0], text + "\n")              # each whole or not at all
+        write_output(paths[1], json.dumps(data, indent=1, allow_nan=False) + "\n")
     return ReportCard(text, data, paths)
 
 

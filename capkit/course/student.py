@@ -10,10 +10,10 @@ notebook; :func:`answer_key` writes each notebook's solution cells to ``solution
 """
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
+
+from capkit.cache_files import write_output
 
 __all__ = ["EXERCISE_MARK", "exercise_cells", "build_student", "answer_key", "write_answer_keys"]
 
@@ -33,18 +33,6 @@ def exercise_cells(nb) -> list[int]:
     """Indices of the code cells that hold a solution region."""
     return [i for i, c in enumerate(nb.cells)
             if c.cell_type == "code" and EXERCISE_MARK in c.source]
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _student_copy(nb):
@@ -75,7 +63,7 @@ def build_student(src: str | Path, out: str | Path) -> list[Path]:
     for path in notebooks:
         nb = _student_copy(nbformat.read(path, as_version=4))
         target = out / path.name
-        _write_atomic(target, nbformat.writes(nb) + "\n")
+        write_output(target, nbformat.writes(nb) + "\n")
         written.append(target)
     return written
 
@@ -108,6 +96,6 @@ def write_answer_keys(src: str | Path, out: str | Path) -> list[Path]:
         text = answer_key(path)
         if text:
             target = Path(out) / f"{path.stem}.py"
-            _write_atomic(target, text)
+            write_output(target, text)
             written.append(target)
     return written

@@ -74,10 +74,14 @@ def bar_with_ci(results, benchmark: str, ax=None):
 
 
 def save_figures(results, out_dir) -> list[Path]:
-    """Write ``heatmap.png`` and ``bars_<benchmark>.png`` into ``out_dir``; return their paths."""
+    """Write ``heatmap.png`` and ``bars_<benchmark>.png`` into ``out_dir``; return their paths.
+
+    Each file is written atomically (``capkit.plots.save_figure``); one that cannot be written
+    raises ``capkit.cache_files.OutputError`` naming it."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    from capkit.plots import save_figure
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     metrics, benchmarks, _ = _grid(results)
@@ -92,6 +96,5 @@ def save_figures(results, out_dir) -> list[Path]:
         FigureCanvasAgg(fig)
         draw(fig.add_subplot())
         fig.tight_layout()
-        fig.savefig(out / name, dpi=120)
-        paths.append(out / name)
+        paths.append(save_figure(fig, out / name, dpi=120))     # whole, or not at all
     return paths
