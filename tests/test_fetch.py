@@ -128,6 +128,34 @@ def test_changed_manifest_entry_or_missing_file_means_refetch(data, small_mirror
     assert fetch_dataset(SMALL, mirror=small_mirror).status == "fetched"
 
 
+def test_a_damaged_file_of_a_complete_copy_is_named_and_fetched_again(data, small_mirror,
+                                                                     monkeypatch, capsys):
+    """Same size, one byte changed, marker intact: not "already present" (sizes alone would
+    say so); the file is named, fetched again, and the verified ones are kept."""
+    fetch_dataset(SMALL, mirror=small_mirror)
+    damaged = data / SMALL / "good_captions.json"
+    clean = damaged.read_bytes()
+    with open(damaged, "r+b") as f:
+        f.write(b"{" if clean[:1] != b"{" else b"[")
+    assert damaged.stat().st_size == len(clean)
+    assert not fetch_mod.is_complete(SMALL, load_manifest()[SMALL], data)
+    real_open, opened = fetch_mod._open_source, []
+
+    def counting_open(dataset, spec, mirror):
+        opened.append(spec["path"])
+        return real_open(dataset, spec, mirror)
+    monkeypatch.setattr(fetch_mod, "_open_source", counting_open)
+    assert main([SMALL, "--mirror", str(small_mirror)]) == 0
+    out = capsys.readouterr().out.splitlines()[0]
+    assert out.startswith(f"{SMALL}: damaged copy in {data / SMALL} ")
+    assert f"{SMALL}/good_captions.json: its sha256 differs from the manifest's" in out
+    assert "fetched 1 file " in out and "kept the 4 verified files" in out
+    assert opened == ["good_captions.json"]          # only the damaged file from the mirror
+    assert damaged.read_bytes() == clean and hidden_leftovers(data) == []
+    assert fetch_dataset(SMALL, mirror=small_mirror).status == "present"
+    assert opened == ["good_captions.json"]
+
+
 def test_sha256_mismatch_is_an_error_naming_the_file(data, small_mirror):
     with open(small_mirror / SMALL / "good_captions.json", "r+b") as f:
         f.write(b"[")  # same size, different bytes

@@ -64,7 +64,10 @@ def fetch_command(dataset: str) -> str:
 
 
 def require(dataset: str) -> Path:
-    """Return the folder of a fetched dataset; raise FileNotFoundError saying how to fetch it."""
+    """Return the folder of a fetched dataset; raise FileNotFoundError saying how to fetch it.
+
+    Checks the marker only, so that every load stays fast; the fetch command verifies every
+    file's sha256 and fetches a damaged one again."""
     folder = dataset_dir(dataset)
     if not marker_path(dataset).is_file() or not folder.is_dir():
         raise FileNotFoundError(
