@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -244,6 +245,62 @@ def test_resize_rules_keep_the_aspect_ratio():
     assert vilt(img).shape == (3, 384, 640)
     pixels, mask = vilt.batch([img, np.zeros((500, 300, 3), np.uint8)])
     assert pixels.shape == (2, 3, 640, 640) and mask[0].sum() == 384 * 640
+
+
+def test_open_image_takes_paths_pil_images_and_uint8_arrays(tmp_path):
+    from PIL import Image
+
+    from capkit.models.images import open_image
+    pixels = np.full((5, 7, 3), 200, np.uint8)
+    Image.fromarray(pixels).save(tmp_path / "a.png")
+    for image in (tmp_path / "a.png", str(tmp_path / "a.png"), Image.fromarray(pixels), pixels):
+        opened = open_image(image)
+        assert opened.mode == "RGB" and opened.size == (7, 5)
+        assert np.array_equal(np.asarray(opened), pixels)
+
+
+def test_a_float_image_array_is_refused_saying_how_to_convert_it():
+    """It was cast to uint8 and scored: pixels in [0, 1] became a black image (issue: the
+    world-clip score of a float image equalled a black image's)."""
+    from capkit.models.images import open_image
+    img = np.random.default_rng(0).random((64, 64, 3))           # floats in [0, 1]
+    convert = re.escape("(img * 255).round().astype(np.uint8)")
+    # open_image, what every encoder's preprocessing calls, and the feature cache's key
+    for refuse in (open_image, ImagePreprocess(64, 64), image_checksum):
+        with pytest.raises(ValueError, match=f"must be uint8.*float64.*{convert}"):
+            refuse(img)
+    with pytest.raises(ValueError, match=r"must be uint8 \(0..255\), got int64"):
+        open_image(np.zeros((4, 4, 3), np.int64))
+    with pytest.raises(ValueError, match=r"channels-first: pass array.transpose\(1, 2, 0\)"):
+        open_image(np.zeros((3, 4, 4), np.uint8))
+
+
+def test_a_torch_tensor_is_refused_naming_what_is_accepted():
+    import torch
+
+    from capkit.models.images import open_image
+    for tensor in (torch.zeros(3, 8, 8), torch.zeros(8, 8, 3, dtype=torch.uint8)):
+        with pytest.raises(TypeError, match=r"a file path, a PIL image or an \(H, W, 3\) uint8 "
+                           r"numpy array; got torch.Tensor of shape .*permute\(1, 2, 0\)"):
+            open_image(tensor)
+    with pytest.raises(TypeError, match="got list"):
+        open_image([[0, 0, 0]])
+
+
+def test_a_file_that_is_not_an_image_is_named_with_the_formats_expected(tmp_path):
+    from PIL import Image
+
+    from capkit.models.images import open_image
+    text = tmp_path / "photo.jpg"
+    text.write_text("not a picture")
+    Image.new("RGB", (40, 40), "red").save(tmp_path / "whole.png")
+    half = tmp_path / "half.png"
+    half.write_bytes((tmp_path / "whole.png").read_bytes()[:60])
+    for path, why in ((text, "not a format PIL recognises"), (half, "truncated")):
+        with pytest.raises(ValueError, match=f"image file '{re.escape(str(path))}' cannot be "
+                           f"read as an image \\(.*{why}.*\\); give an image file PIL can "
+                           r"read \(JPEG, PNG"):
+            open_image(path)
 
 
 def test_image_files_are_found_by_id_including_coco_names(tmp_path):

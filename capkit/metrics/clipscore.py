@@ -62,7 +62,7 @@ def clipscore(candidates, references=None, images=None, *, model: object = None,
     """CLIP-S per caption (reference-free: ``references`` is ignored).
 
     ``images``: a list aligned with ``candidates``, ``{id: image}`` or a folder of ``<id>.jpg``
-    (images are paths, PIL images or arrays). ``prompt`` defaults to the variant's
+    (images are paths, PIL images or (H, W, 3) uint8 arrays). ``prompt`` defaults to the variant's
     ("A photo depicts " for the paper, none for torchmetrics). ``parts``: ``cos`` (raw cosine)
     and ``n_truncated`` (captions cut at the context length).
     """

@@ -12,6 +12,7 @@ out as an ``ImagePreprocess`` (resize rule, crop, pixel scale, mean, std) and ap
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,17 +88,75 @@ def _bicubic():
     return Image.Resampling.BICUBIC
 
 
+_ACCEPTED = "a file path, a PIL image or an (H, W, 3) uint8 numpy array"
+_READABLE = "an image file PIL can read (JPEG, PNG, WebP, BMP, ...)"
+
+
 def open_image(image):
-    """A PIL RGB image from a path, a PIL image or an (H, W, 3) uint8 array."""
-    from PIL import Image
+    """A PIL RGB image from a path (``str`` or ``os.PathLike``), a PIL image or an (H, W, 3)
+    uint8 array.
+
+    Nothing else is guessed at, since a wrong guess would be scored without a word: a float
+    array (pixels in [0, 1], or 0..255 as floats) or another dtype is a ValueError saying how
+    to convert it; a torch tensor or any other object is a TypeError naming what is accepted; a
+    file PIL cannot read (not an image, truncated) is a ValueError naming the file.
+    """
+    from PIL import Image, UnidentifiedImageError
     if isinstance(image, Image.Image):
         return image.convert("RGB")
     if isinstance(image, np.ndarray):
-        if image.ndim != 3 or image.shape[2] != 3:
-            raise ValueError(f"an image array must have shape (H, W, 3), got {image.shape}")
-        return Image.fromarray(np.asarray(image, dtype=np.uint8), "RGB")
-    with Image.open(_existing(image)) as img:
-        return img.convert("RGB")
+        return Image.fromarray(_uint8_pixels(image), "RGB")
+    if not isinstance(image, (str, os.PathLike)):
+        raise TypeError(f"an image must be {_ACCEPTED}; got {_kind(image)}{_tensor_hint(image)}")
+    path = _existing(image)
+    try:
+        with Image.open(path) as img:
+            return img.convert("RGB")
+    except PermissionError:
+        raise
+    except (OSError, ValueError, SyntaxError) as err:   # not an image, truncated, damaged
+        why = "not a format PIL recognises" if isinstance(err, UnidentifiedImageError) else err
+        raise ValueError(f"image file {str(path)!r} cannot be read as an image ({why}); give "
+                         f"{_READABLE}, or pass the picture as a PIL image or an (H, W, 3) uint8 "
+                         "array") from None
+
+
+def _kind(image) -> str:
+    kind = f"{type(image).__module__}.{type(image).__qualname__}".removeprefix("builtins.")
+    shape, dtype = getattr(image, "shape", None), getattr(image, "dtype", None)
+    return kind + (f" of shape {tuple(shape)} and dtype {dtype}" if shape is not None else "")
+
+
+def _tensor_hint(image) -> str:
+    if type(image).__module__.split(".")[0] != "torch":
+        return ""
+    return ("; convert an (H, W, 3) uint8 tensor with t.cpu().numpy(), a (3, H, W) one with "
+            "t.permute(1, 2, 0).cpu().numpy(), first (t * 255).round().to(torch.uint8) if its "
+            "values are floats in [0, 1]")
+
+
+def _uint8_pixels(array: np.ndarray) -> np.ndarray:
+    """``array`` itself if it is an (H, W, 3) uint8 array; else a ValueError saying what to do."""
+    if array.ndim != 3 or array.shape[2] != 3:
+        hint = ""
+        if array.ndim == 3 and array.shape[0] == 3:
+            hint = "; it looks channels-first: pass array.transpose(1, 2, 0)"
+        elif array.ndim == 3 and array.shape[2] == 4:
+            hint = "; drop the alpha channel with array[..., :3]"
+        elif array.ndim == 2:
+            hint = "; repeat a grey image over three channels: np.stack([array] * 3, axis=-1)"
+        raise ValueError(f"an image array must have shape (H, W, 3), got {array.shape}{hint}")
+    if array.dtype == np.uint8:
+        return array
+    if np.issubdtype(array.dtype, np.floating):
+        low, high = (float(array.min()), float(array.max())) if array.size else (0.0, 0.0)
+        raise ValueError(
+            f"an image array must be uint8 (0..255), got {array.dtype} with values in "
+            f"[{low:.3g}, {high:.3g}]; convert pixels in [0, 1] with "
+            "(img * 255).round().astype(np.uint8), pixels in 0..255 with "
+            "img.round().astype(np.uint8)")
+    raise ValueError(f"an image array must be uint8 (0..255), got {array.dtype}; convert it "
+                     "with img.astype(np.uint8) once its values lie in 0..255")
 
 
 def _existing(image) -> Path:
@@ -148,7 +207,8 @@ def find_image_files(ids: Sequence[str], folder: str | Path) -> list[Path]:
 
 
 def align_images(candidates, images) -> list:
-    """One image (path, PIL image or array) per candidate, in the candidates' order.
+    """One image (path, PIL image or (H, W, 3) uint8 array) per candidate, in the candidates'
+    order.
 
     ``candidates`` keyed by id take ``images`` as ``{id: image}`` or a folder; a list of
     candidates takes a list of images of the same length.
