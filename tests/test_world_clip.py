@@ -95,32 +95,6 @@ def test_errors_say_what_to_do(tmp_path):
         W.load_world_clip(tmp_path)
 
 
-def test_a_save_killed_midway_leaves_the_previous_checkpoint_whole(tmp_path, monkeypatch):
-    """Retraining into an existing --out and being killed: the old folder, not new weights
-    beside old metadata."""
-    from capkit import cache_files
-    cfg, tok = W.get_config("tiny"), W.build_tokenizer(["a", "red", "circle"])
-    models = [W.build_model(cfg, len(tok), seed=k) for k in range(2)]
-    out = tmp_path / "out"
-    sha0 = W.save_folder(models[0], tok, out, {"seed": 0})
-    real = cache_files.write_atomic
-
-    def killed_at_preprocessor(path, write):
-        if Path(path).name == "preprocessor_config.json":
-            raise KeyboardInterrupt
-        return real(path, write)
-    with monkeypatch.context() as m:
-        m.setattr(cache_files, "write_atomic", killed_at_preprocessor)
-        with pytest.raises(KeyboardInterrupt):
-            W.save_folder(models[1], tok, out, {"seed": 1})
-    assert W.checkpoint_sha256(out) == sha0 and W.read_meta(out) == {"seed": 0}
-    loaded = W.load_world_clip(out).model.state_dict()
-    assert all(torch.equal(v, loaded[k]) for k, v in models[0].state_dict().items())
-    assert [p.name for p in tmp_path.iterdir()] == ["out"]
-    assert W.save_folder(models[1], tok, out, {"seed": 1}) != sha0
-    assert W.read_meta(out) == {"seed": 1}
-
-
 def test_cli_trains_world_clip(tmp_path, capsys, monkeypatch):
     from capkit.cli import main
     from capkit.training import world_clip as T

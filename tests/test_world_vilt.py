@@ -130,13 +130,19 @@ def test_online_loading_path_on_a_small_config(tmp_path, trained, scenes):
     assert states.shape == (3, 32)
 
 
-def test_a_save_killed_midway_leaves_the_previous_checkpoint_whole(tmp_path, monkeypatch):
-    """world-ViLT's and UMIC's folders: a kill while replacing one keeps the old one whole."""
+@pytest.mark.parametrize("kind", ["world_clip", "world_vilt"])
+def test_a_save_killed_midway_leaves_the_previous_checkpoint_whole(kind, tmp_path, monkeypatch):
+    """world-CLIP's, world-ViLT's and UMIC's folders: retraining into an existing --out and being
+    killed leaves the old folder whole, not new weights beside old metadata."""
+    import importlib
+
     from capkit import cache_files
-    cfg, tok = W.get_config("tiny"), W.build_tokenizer(["a", "red", "circle"])
-    models = [W.build_model(cfg, len(tok), seed=k) for k in range(2)]
+    M = importlib.import_module(f"capkit.models.{kind}")
+    load = getattr(M, f"load_{kind}")
+    cfg, tok = M.get_config("tiny"), M.build_tokenizer(["a", "red", "circle"])
+    models = [M.build_model(cfg, len(tok), seed=k) for k in range(2)]
     out = tmp_path / "out"
-    sha0 = W.save_folder(models[0], tok, out, {"seed": 0})
+    sha0 = M.save_folder(models[0], tok, out, {"seed": 0})
     real = cache_files.write_atomic
 
     def killed_at_preprocessor(path, write):
@@ -146,11 +152,13 @@ def test_a_save_killed_midway_leaves_the_previous_checkpoint_whole(tmp_path, mon
     with monkeypatch.context() as m:
         m.setattr(cache_files, "write_atomic", killed_at_preprocessor)
         with pytest.raises(KeyboardInterrupt):
-            W.save_folder(models[1], tok, out, {"seed": 1})
-    assert W.checkpoint_sha256(out) == sha0 and W.read_meta(out) == {"seed": 0}
-    loaded = W.load_world_vilt(out).model.state_dict()
+            M.save_folder(models[1], tok, out, {"seed": 1})
+    assert M.checkpoint_sha256(out) == sha0 and M.read_meta(out) == {"seed": 0}
+    loaded = load(out).model.state_dict()
     assert all(torch.equal(v, loaded[k]) for k, v in models[0].state_dict().items())
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert M.save_folder(models[1], tok, out, {"seed": 1}) != sha0
+    assert M.read_meta(out) == {"seed": 1}
 
 
 def test_world_folders_and_bad_names_give_clear_errors(tmp_path):
