@@ -3,7 +3,6 @@ run, the CLI, and the registered clipscore_world / refclipscore_world on world i
 import dataclasses
 import hashlib
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
