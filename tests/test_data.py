@@ -91,6 +91,25 @@ def test_pascal50s(real):
     assert all(set(r) <= set(refs50[img]) for r, img in zip(d.references, d.images))
 
 
+def test_pascal50s_random_draws_of_five_of_the_fifty(real):
+    refs50 = D.pascal50s_references()
+    d0, again, d1 = (D.load_pascal50s(references="draw", draw_seed=k) for k in (0, 0, 1))
+    fixed = D.load_pascal50s()
+    assert d0.references == again.references and d0.caption_a == fixed.caption_a
+    for refs, img in zip(d0.references, d0.images):
+        assert len(refs) == 5 and Counter(refs) <= Counter(refs50[img])   # 5 of the 50 (some repeat)
+    by_image = {}
+    for refs, img in zip(d0.references, d0.images):   # one draw per image, for all its pairs
+        assert by_image.setdefault(img, refs) == refs
+    assert sum(a != b for a, b in zip(d0.references, d1.references)) > 3900
+    assert sum(a != b for a, b in zip(d0.references, fixed.references)) > 3900
+    assert "draw 1" in d1.protocol["references"] and "refs5" in fixed.protocol["references"]
+    with pytest.raises(ValueError, match="non-negative integer"):
+        D.load_pascal50s(references="draw", draw_seed=-1)
+    with pytest.raises(ValueError, match="choose one of"):
+        D.load_pascal50s(references="all50")
+
+
 def test_thumb(real):
     d = D.load_thumb()
     assert d.name == "thumb" and len(d) == 2500 and all(len(r) == 4 for r in d.references)

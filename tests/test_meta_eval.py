@@ -359,3 +359,17 @@ def test_image_metrics_are_skipped_with_a_reason_when_images_are_missing(shared_
     assert "images=" in reasons[("nebula", "clipscore")]
     assert "missing in" in reasons[("pascal50s", "clipscore")]
     assert "skipped" in res.table() and res.to_dict()["skipped"][0]["metric"] == "clipscore"
+
+
+def test_pascal50s_draws_average_the_variants(shared_data):
+    from capkit.meta_eval import pascal50s_draws
+    from capkit.meta_eval.protocols import variant
+    out = pascal50s_draws(["bleu_4"], 3, n_boot=10)["bleu_4"]
+    one = benchmark(["bleu_4"], [variant("pascal50s", references="draw", draw_seed=2)],
+                    n_boot=10)
+    assert len(out["draws"]) == 3 and out["draws"][2] == one["pascal50s[references=draw,draw_seed=2]"]["bleu_4"].value
+    assert out["mean"] == pytest.approx(np.mean(out["draws"]))
+    assert set(out["categories"]) == {"HC", "HI", "HM", "MM"} and len(set(out["draws"])) > 1
+    with pytest.raises(ValueError, match="positive number of draws"):
+        pascal50s_draws(["bleu_4"], 0)
+

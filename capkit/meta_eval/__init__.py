@@ -9,7 +9,7 @@ images, next to the published number (``published.json``). The statistics themse
 Importing this package loads only numpy; data, metrics, tqdm and matplotlib load on first use.
 """
 from capkit.meta_eval.harness import (
-    DEFAULT_N_BOOT, BenchResult, BenchResults, benchmark, compare,
+    DEFAULT_N_BOOT, BenchResult, BenchResults, benchmark, compare, pascal50s_draws,
 )
 from capkit.meta_eval.protocols import ALL, PROTOCOLS, Protocol, get_protocol
 from capkit.meta_eval.published import Published, load_published, published
@@ -22,6 +22,6 @@ __all__ = [
     "ALL", "DEFAULT_N_BOOT", "PROTOCOLS", "BenchResult", "BenchResults", "Interval",
     "PairedComparison", "Protocol", "Published", "benchmark", "bootstrap_ci", "compare",
     "get_protocol", "kendall_tau", "load_published", "pair_credit", "paired_bootstrap",
-    "pairwise_accuracy", "pearson", "published", "row_statistic", "spearman",
+    "pairwise_accuracy", "pascal50s_draws", "pearson", "published", "row_statistic", "spearman",
     "system_level",
 ]

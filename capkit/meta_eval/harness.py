@@ -316,6 +316,29 @@ def _scenes(protocol: Protocol, data) -> tuple[list | None, str]:
     return [loader(n) for n in names], ""
 
 
+
+def pascal50s_draws(metrics, n_draws: int = 5, *, n_boot: int = DEFAULT_N_BOOT, seed: int = 0,
+                    tokenizer: str = "ptb") -> dict[str, dict]:
+    """PASCAL-50S accuracy (x 100) over draws 0 .. n_draws - 1 of 5 of each image's 50
+    references, the literature's other setting beside the fixed ``refs5`` of the protocol
+    (``load_pascal50s(references="draw", draw_seed=k)``). ``{metric: {"draws": [value per
+    draw], "mean": their mean, "categories": {category: mean over the draws}}}``; each draw is
+    a ``variant`` of the protocol, scored as ``benchmark`` scores it (``n_boot``, ``seed``)."""
+    from capkit.meta_eval.protocols import variant
+    if not (isinstance(n_draws, int) and not isinstance(n_draws, bool) and n_draws >= 1):
+        raise ValueError(f"n_draws must be a positive number of draws, got {n_draws!r}")
+    draws = [variant("pascal50s", references="draw", draw_seed=k) for k in range(n_draws)]
+    results = benchmark(metrics, draws, n_boot=n_boot, seed=seed, progress=False,
+                        tokenizer=tokenizer)
+    out = {}
+    for name in results[draws[0].name]:
+        cells = [results[d.name][name] for d in draws]
+        out[name] = {"draws": [c.value for c in cells],
+                     "mean": float(np.mean([c.value for c in cells])),
+                     "categories": {k: float(np.mean([c.categories[k] for c in cells]))
+                                    for k in cells[0].categories}}
+    return out
+
 def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int = DEFAULT_N_BOOT,
             seed: int = 0, alternative: str = "greater",
             tokenizer: str = "ptb", progress: bool | str = "auto") -> PairedComparison:
