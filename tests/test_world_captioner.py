@@ -111,6 +111,12 @@ def test_shipped_checkpoints_are_small_and_record_their_command():
 def test_errors_say_what_to_do(tmp_path, held_out):
     with pytest.raises(ValueError, match=r"scene.render\(64\)"):
         C.load_world_captioner().caption(np.zeros((2, 32, 32, 3), np.uint8))
+    renders = held_out[1][:2]
+    with pytest.raises(ValueError, match=r"must be uint8.*\(img \* 255\)"):   # read as 0..1 once
+        C.load_world_captioner().caption(renders / 255.0)
+    with pytest.raises(ValueError, match=r"\(N, 64, 64, 3\)"):
+        C.load_world_captioner().caption(renders[0])
+    assert C.load_world_captioner().caption(list(renders)) == C.load_world_captioner().caption(renders)
     with pytest.raises(ValueError, match="ships world-captioner checkpoints after steps"):
         C.load_world_captioner(7)
     with pytest.raises(FileNotFoundError, match="capkit train world-captioner"):

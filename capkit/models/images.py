@@ -105,7 +105,7 @@ def open_image(image):
     if isinstance(image, Image.Image):
         return image.convert("RGB")
     if isinstance(image, np.ndarray):
-        return Image.fromarray(_uint8_pixels(image), "RGB")
+        return Image.fromarray(uint8_pixels(image), "RGB")
     if not isinstance(image, (str, os.PathLike)):
         raise TypeError(f"an image must be {_ACCEPTED}; got {_kind(image)}{_tensor_hint(image)}")
     path = _existing(image)
@@ -135,7 +135,7 @@ def _tensor_hint(image) -> str:
             "values are floats in [0, 1]")
 
 
-def _uint8_pixels(array: np.ndarray) -> np.ndarray:
+def uint8_pixels(array: np.ndarray) -> np.ndarray:
     """``array`` itself if it is an (H, W, 3) uint8 array; else a ValueError saying what to do."""
     if array.ndim != 3 or array.shape[2] != 3:
         hint = ""

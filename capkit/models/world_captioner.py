@@ -130,9 +130,13 @@ class CaptionNet(nn.Module):
 
 
 def pixels(images, size: int) -> torch.Tensor:
-    """PIL images or (N, S, S, 3) uint8 arrays -> (N, 3, S, S) floats in [-0.5, 0.5]."""
-    arrays = images if isinstance(images, np.ndarray) else np.stack([np.asarray(im)
-                                                                     for im in images])
+    """PIL images or (N, S, S, 3) uint8 arrays -> (N, 3, S, S) floats in [-0.5, 0.5]; a float
+    array (pixels in [0, 1]?) is a ValueError saying how to convert it, never read as 0..255."""
+    from capkit.models.images import uint8_pixels
+    if isinstance(images, np.ndarray) and images.ndim != 4:
+        raise ValueError(f"the world captioner reads a batch of {size} x {size} RGB renders, "
+                         f"(N, {size}, {size}, 3), got an array of shape {images.shape}")
+    arrays = np.stack([uint8_pixels(np.asarray(im)) for im in images])
     if arrays.ndim != 4 or arrays.shape[1:] != (size, size, 3):
         raise ValueError(f"the world captioner reads {size} x {size} RGB renders, got arrays of "
                          f"shape {arrays.shape[1:]}; render scenes with scene.render({size})")
