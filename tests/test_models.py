@@ -181,6 +181,27 @@ def test_load_model_errors_say_what_to_do():
         save_model(object(), "x")
 
 
+def test_save_model_writes_the_folder_whole_or_leaves_the_old_one(tmp_path, monkeypatch):
+    from capkit.models import presets
+    out = tmp_path / "bert"
+    save_model(load_model("tiny-bert"), out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def dies_midway(encoder, model, folder):
+        (folder / "config.json").write_text("{}")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(presets, "_write_model", dies_midway)
+    with pytest.raises(KeyboardInterrupt):
+        save_model(load_model("tiny-roberta"), out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["bert"]          # no staging folder left
+    monkeypatch.undo()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="notes.txt, which would be lost"):
+        save_model(load_model("tiny-bert"), out)
+    assert (out / "notes.txt").read_text() == "mine"
+
+
 def test_matcher_needs_one_image_per_text(example_images):
     with pytest.raises(ValueError, match="one image per text"):
         load_model("tiny-blip-itm").match(example_images, TEXTS)

@@ -53,8 +53,9 @@ def compress_figures(path: str | Path) -> int:
     path = Path(path)
     nb = json.loads(path.read_text(encoding="utf-8"))
     done = _walk(nb)
-    if done:
-        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if done:                    # atomic: an interrupted run leaves the notebook as it was
+        from capkit.cache_files import write_output
+        write_output(path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     return done
 
 

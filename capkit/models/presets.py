@@ -173,11 +173,38 @@ def available(model: str | Path) -> bool:
 
 def save_model(encoder, folder: str | Path) -> Path:
     """Write a Hugging Face encoder (model, tokenizer, preprocessing) to ``folder`` so that
-    ``load_model(folder, family=...)`` reads it back; an untrained model stays labelled."""
-    folder = Path(folder).expanduser()
+    ``load_model(folder, family=...)`` reads it back; an untrained model stays labelled.
+
+    The folder is written as a whole (built beside it, then swapped in: an interrupted save
+    leaves the previous folder complete); a folder holding other files is refused, since it is
+    replaced as a whole."""
+    import shutil
+
+    from capkit.cache_files import replace_folder, staging_folder
+    target = Path(folder).expanduser().absolute()
     model = getattr(encoder, "model", None)
     if model is None or not hasattr(model, "save_pretrained"):
         raise ValueError(f"{encoder!r} is not a Hugging Face model; only those can be saved")
+    if target.exists() and not target.is_dir():
+        raise FileExistsError(f"{target} is a file, not a folder: choose a folder to write.")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    folder = staging_folder(target)
+    try:
+        _write_model(encoder, model, folder)
+        extra = sorted(p.name for p in target.iterdir()
+                       if not (folder / p.name).exists()) if target.is_dir() else []
+        if extra:
+            raise FileExistsError(
+                f"{target} already holds {', '.join(extra[:5])}, which would be lost: the folder "
+                "is replaced as a whole. Choose a new or empty folder, or move those files out.")
+        replace_folder(folder, target)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return target
+
+
+def _write_model(encoder, model, folder: Path) -> None:
     from capkit.models.runtime import quiet_loading
     setattr(model.config, UNTRAINED_FLAG, bool(encoder.untrained))
     with quiet_loading():
@@ -192,4 +219,3 @@ def save_model(encoder, folder: str | Path) -> Path:
         if pre.crop:
             cfg["crop_size"] = {"height": pre.crop, "width": pre.crop}
         (folder / "preprocessor_config.json").write_text(json.dumps(cfg, indent=1))
-    return folder
