@@ -94,6 +94,16 @@ def test_order_and_repeat_remove_negatives(world):
         assert neg != pos and set(neg.split()) <= set(pos.split())
 
 
+def test_order_removal_and_repeat_remove_draw_their_words_apart():
+    """With p_drop == p_repeat, order's removal half once removed exactly repeat_remove's words
+    (one seed for both): the same negative twice for ~1 positive in 10. The code draws apart."""
+    data = U.world_data(300, seed=0)
+    kw = dict(tagger=U.world_keyword_tags, dictionary=U.world_keyword_dictionary())
+    negs = U.umic_negatives(data.positives, data.image_ids, data.context, seed=1001, **kw)
+    same = sum(o == r for o, r in zip(negs["order"], negs["repeat_remove"]))
+    assert same / len(data.positives) < 0.03, same
+
+
 def test_world_negatives_that_are_still_true_are_masked(world):
     data, _ = world
     table, valid = U.epoch_negatives(data, data.positives, 0, U.SCHEDULES["tiny"], True)

@@ -27,11 +27,9 @@ proxy of ``TransformContext``; UMIC used VSE++ or CIDEr lists it did not release
 substitution replaces 29% of the keywords (at least one) uniformly from the same-tag pool,
 where UMIC flips a coin per keyword and weights words by frequency; repeat / remove samples any
 word, not only N/V/J; ``order``'s full-strength ``word_permutation`` moves every word along one
-cycle (no word stays in place), where the code's ``shuffle`` is uniform. A known flaw, kept so
-that the shipped checkpoint stays reproducible until it is retrained: ``order``'s removal half
-and ``repeat_remove`` draw their word positions from the same seed with the same rate (0.3), so
-for about 1 positive in 10 the two negatives are the same caption, which then counts twice in the
-loss (the authors' code draws them independently). In the world the truth is known: a negative that is still true of the scene
+cycle (no word stays in place), where the code's ``shuffle`` is uniform; ``order``'s removal
+half and ``repeat_remove`` draw their word positions independently, as the code does. In the
+world the truth is known: a negative that is still true of the scene
 (a hard negative that happens to fit, a colour swapped for another present colour) is dropped
 from the loss instead of being taught as false.
 
@@ -117,7 +115,10 @@ def umic_negatives(captions: list[str], images: list[str], context: TransformCon
     tags = tagger(caption_words(captions)) if tagger is not None else None
     dictionary = dictionary if dictionary is not None else context.keyword_dictionary()
     shuffled = word_permutation(captions, 1.0, seed=seed)
-    dropped = repeat_remove(captions, p_drop, mode="remove", seed=seed)
+    # order's removal half draws its own word positions: with repeat_remove's seed and an equal
+    # rate it would remove the same words as repeat_remove (the authors' code draws both apart)
+    drop_seed = int(np.random.default_rng([seed, 6]).integers(2**31))
+    dropped = repeat_remove(captions, p_drop, mode="remove", seed=drop_seed)
     coin = np.random.default_rng([seed, 5]).random(len(captions)) < 0.5
     return {"random": random_captions(captions, images, 1.0, context=context, seed=seed),
             "hard": hard_negatives(captions, images, 1.0, context=context, top=3, seed=seed),
