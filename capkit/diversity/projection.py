@@ -25,11 +25,11 @@ from capkit.diversity.caption_sets import caption_sets
 from capkit.diversity.kernels import bow_matrices
 from capkit.diversity.lsa import self_cider_kernel
 from capkit.metrics.cider import DocumentFrequencies
+from capkit.text.stop_words import NLTK_ENGLISH
 
-# Common English function words (a subset of NLTK's list, which needs a data download).
-STOP_WORDS = frozenset("""a an the and or but of to in on at by for with from into onto over
-under near next up down out off is are was were be been being it its this that these those
-there their they he she his her him them some while as of""".split())
+# NLTK's English list, which the paper's appendix A.2 uses for LSA ("we use stop words in LSA",
+# footnote: NLTK); embedded in capkit.text.stop_words (179 words, no data download).
+STOP_WORDS = NLTK_ENGLISH
 
 
 @dataclass(frozen=True)
