@@ -424,3 +424,18 @@ def test_systems_csv_is_one_table_with_its_signatures(shared_data, capsys):
     assert rows[0] == ["system", "n", "bleu_4"] and {len(row) for row in rows} == {3}
     assert len(rows) == 11 and rows[-1][0] == "<signature>" and rows[-1][2].startswith("bleu_4|")
     assert "corpus scores of 9 systems" in out.err          # the title, off the CSV
+
+
+# ---- integer options: checked as parsed, the error names the option ------------------------
+@pytest.mark.parametrize("argv, option, wanted", [
+    (["bench", "--seed", "-1"], "--seed", "must be a non-negative integer, got -1"),
+    (["train", "leic", "--seed", "-1"], "--seed", "must be a non-negative integer, got -1"),
+    (["train", "world-vilt", "--seed", "x"], "--seed", "must be a non-negative integer, got x"),
+    (["train", "umic", "--threads", "0"], "--threads", "must be an integer >= 1, got 0"),
+    (["bench-speed", "--repeat", "0"], "--repeat", "must be an integer >= 1, got 0")])
+def test_integer_options_are_checked_before_any_work(capsys, argv, option, wanted):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith(f"error: argument {option}: {wanted}")

@@ -20,6 +20,28 @@ def metric_list(text: str) -> list[str]:
     return names
 
 
+def integer(minimum: int, why: str = ""):
+    """An argparse type: an integer of at least ``minimum``, else the error (argparse adds the
+    option's name) says so and, with ``why``, why."""
+    wanted = "a non-negative integer" if minimum == 0 else f"an integer >= {minimum}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {wanted}{why}, got {text}")
+        return value
+    return parse
+
+
+def seed_option(parser: argparse.ArgumentParser) -> None:
+    """``--seed``, as every seeded command takes it (numpy's generators need it >= 0)."""
+    parser.add_argument("--seed", type=integer(0), default=0,
+                        help="random seed, a non-negative integer (default 0)")
+
+
 def _probe(path: Path, folder: Path, option: str, what: str) -> None:
     """Raise ValueError (naming ``option`` and ``path``) unless a file can be created in
     ``folder``, or, if it does not exist yet, in the nearest folder above it that does."""
@@ -73,8 +95,8 @@ def training_options(parser: argparse.ArgumentParser, run, *, workdir: bool = Fa
                             help="folder for the per-epoch training state (needed by --resume)")
         parser.add_argument("--resume", action="store_true",
                             help="continue from --workdir's state")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1,
+    seed_option(parser)
+    parser.add_argument("--threads", type=integer(1), default=1,
                         help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
     if glove:
         parser.add_argument("--glove", default=None,

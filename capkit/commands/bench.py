@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from capkit.commands.args import metric_list, output_dir
+from capkit.commands.args import metric_list, output_dir, seed_option
 
 
 def _benchmark_list(text: str) -> list[str]:
@@ -27,7 +27,7 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     p.add_argument("--out", type=Path, help="folder for results.json and the figures")
     p.add_argument("--n-boot", type=int, default=None, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=0)
+    seed_option(p)
     p.add_argument("--against", metavar="METRIC", default=None,
                    help="paired bootstrap test of every other metric against this one (e.g. "
                         "cider_d), on the same resamples; added to --metrics if missing")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from capkit.commands.args import integer
 from capkit.report import format_table
 
 
@@ -10,7 +11,8 @@ def register(sub) -> None:
     p = sub.add_parser("bench-speed", help="time capkit against pycocoevalcap 1.2")
     p.add_argument("--dataset", default="coco_karpathy_test")
     p.add_argument("--system", default="updown_paddle")
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--repeat", type=integer(1), default=3,
+                   help="timed runs of each side; the median is reported (default 3)")
     p.add_argument("--meteor", action="store_true",
                    help="also time METEOR from a cold start (pycocoevalcap: JVM start and "
                         "paraphrase table; capkit: its resources reloaded); ~15 s a repeat")
