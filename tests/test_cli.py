@@ -439,3 +439,23 @@ def test_integer_options_are_checked_before_any_work(capsys, argv, option, wante
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.endswith(f"error: argument {option}: {wanted}")
+
+
+def test_bench_json_and_results_json_record_the_bootstrap_and_the_protocols(shared_data,
+                                                                             tmp_path, capsys):
+    """A 20-resample interval must be told apart from a 1000-resample one, in both outputs."""
+    from capkit.meta_eval import get_protocol
+    out = tmp_path / "bench"
+    assert main(["bench", "--metrics", "bleu_4", "--benchmarks", "thumb", "--n-boot", "20",
+                 "--seed", "3", "--format", "json", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert json.loads((out / "results.json").read_text()) == printed
+    assert (printed["n_boot"], printed["seed"], printed["tokenizer"]) == (20, 3, "ptb")
+    rules = printed["protocols"]["thumb"]
+    thumb = get_protocol("thumb")
+    assert rules["options"] == thumb.options and rules["statistic"] == thumb.statistic
+    assert rules["rows"] == thumb.rows and rules["references"] == thumb.references
+    assert main(["bench", "--metrics", "bleu_4", "--benchmarks", "thumb", "--n-boot", "20",
+                 "--seed", "3"]) == 0
+    table = capsys.readouterr().out
+    assert "(20 resamples, seed 3)" in table and f"thumb: {thumb.statistic}; rows:" in table

@@ -205,7 +205,10 @@ def test_user_metric_from_a_file_runs_through_benchmark(toy_data, user_module):
     assert set(pairs.categories) == {"HC", "HI"}
     assert pairs.value == pytest.approx(np.mean(list(pairs.categories.values())))
     out = json.loads(res.to_json())
-    assert set(out) == {"results"}
+    assert set(out) == {"n_boot", "seed", "tokenizer", "protocols", "results"}
+    assert (out["n_boot"], out["seed"], out["tokenizer"]) == (50, 0, "ptb")
+    assert out["protocols"]["toy_pairs"]["statistic"] == "pairwise_accuracy"
+    assert out["protocols"]["toy_pairs"]["ties"] == "half"
     assert set(out["results"]["toy"][f"{user_module}:word_overlap"]) == {
         "value", "statistic", "n", "ci95", "categories", "published", "published_source",
         "signature"}

@@ -38,7 +38,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from capkit.meta_eval import DEFAULT_N_BOOT, benchmark, get_protocol
+    from capkit.meta_eval import DEFAULT_N_BOOT, benchmark
 
     out = None if args.out is None else output_dir(args.out)      # before minutes of work
     benchmarks = args.benchmarks if isinstance(args.benchmarks, list) \
@@ -61,11 +61,11 @@ def run(args: argparse.Namespace) -> int:
         print(results.to_json())
     else:
         print(results.table(args.format))
-        print(f"\nvalues x 100; CI = 95% percentile bootstrap over images ({n_boot} resamples, "
-              f"seed {args.seed}); published = the literature's number where one exists")
+        print(f"\nvalues x 100; CI = 95% percentile bootstrap over images ({results.n_boot} "
+              f"resamples, seed {results.seed}); published = the literature's number where one "
+              "exists")
         print("protocols:")
-        for b in benchmarks:
-            p = get_protocol(b)
+        for b, p in results.protocols.items():
             print(f"  {b}: {p.statistic}; rows: {p.rows}; references: {p.references}")
         parts = [c for c in results.cells() if c.categories]
         if parts:

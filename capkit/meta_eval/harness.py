@@ -63,13 +63,17 @@ def _finite(value: float) -> float | None:
 
 @dataclass
 class BenchResults:
-    """``results[benchmark][metric] -> BenchResult``, plus the bootstrap settings."""
+    """``results[benchmark][metric] -> BenchResult``, plus the settings that made them: the
+    bootstrap's ``n_boot`` and ``seed``, the ``tokenizer`` of the text metrics, and the
+    ``protocols`` run (by name; a benchmark whose metrics were all skipped is there too)."""
     results: dict[str, dict[str, BenchResult]]
     n_boot: int
     seed: int
     skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (benchmark, metric, why)
     # (benchmark, metric, against) -> paired bootstrap of metric - against (x 100), same resamples
     comparisons: dict[tuple[str, str, str], PairedComparison] = field(default_factory=dict)
+    tokenizer: str = "ptb"
+    protocols: dict[str, Protocol] = field(default_factory=dict)
 
     def __getitem__(self, benchmark: str) -> dict[str, BenchResult]:
         return self.results[benchmark]
@@ -78,7 +82,13 @@ class BenchResults:
         return [cell for by_metric in self.results.values() for cell in by_metric.values()]
 
     def to_dict(self) -> dict:
-        out = {"results": {b: {m: cell.to_dict() for m, cell in by_metric.items()}
+        """The numbers with what is needed to reproduce and compare them: ``n_boot``, ``seed``,
+        ``tokenizer``, every benchmark's protocol rules, then ``results`` (and ``skipped``,
+        ``comparisons`` when there are any)."""
+        protocols = {**{c.benchmark: c.protocol for c in self.cells()}, **self.protocols}
+        out = {"n_boot": int(self.n_boot), "seed": int(self.seed), "tokenizer": self.tokenizer,
+               "protocols": {name: p.to_dict() for name, p in protocols.items()},
+               "results": {b: {m: cell.to_dict() for m, cell in by_metric.items()}
                            for b, by_metric in self.results.items()}}
         if self.skipped:
             out["skipped"] = [{"benchmark": b, "metric": m, "reason": why}
@@ -269,7 +279,8 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
                 bar.update()
             if against in scored:
                 comparisons.update(_paired(protocol, data, scored, against, n_boot, seed))
-    return BenchResults(results, n_boot, seed, skipped, comparisons)
+    return BenchResults(results, n_boot, seed, skipped, comparisons, tokenizer,
+                        {p.name: p for p in protocols})
 
 
 def _paired(protocol: Protocol, data, scored: Mapping[str, Scores], against: str, n_boot: int,

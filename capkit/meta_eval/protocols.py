@@ -39,6 +39,11 @@ class Protocol:
             raise ValueError(f"statistic {self.statistic!r} of protocol {self.name!r} is not one "
                              f"of {STATISTICS}")
 
+    def to_dict(self) -> dict:
+        """Every rule as JSON-ready values (what ``results.json`` records beside the numbers)."""
+        import dataclasses
+        return dataclasses.asdict(self)
+
 
 _ENTRIES = [
     Protocol(
