@@ -459,3 +459,39 @@ def test_bench_json_and_results_json_record_the_bootstrap_and_the_protocols(shar
                  "--seed", "3"]) == 0
     table = capsys.readouterr().out
     assert "(20 resamples, seed 3)" in table and f"thumb: {thumb.statistic}; rows:" in table
+
+
+def test_bench_with_every_metric_skipped_says_why(shared_data, capsys):
+    assert main(["bench", "--metrics", "clipscore", "--benchmarks", "thumb", "--n-boot", "10"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("capkit bench: error: no metric could run on these benchmarks: "
+                          "clipscore on thumb: needs the images of thumb")
+    assert "--images thumb=DIR" in err and "no metric given" not in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--benchmarks", "thumb", "--images", "thumb=/no/such/folder"],
+     "the images folder of thumb, /no/such/folder, does not exist"),
+    (["--benchmarks", "thumb", "--images", "flickr8k_expert=."],
+     "images are given for flickr8k_expert, which is not among the benchmarks run (thumb)"),
+    (["--benchmarks", "thumb", "--metrics", "bleu_4", "--against", "bleu_4"],
+     "--against bleu_4 is the only metric: there is nothing to compare it with")])
+def test_bench_refuses_options_that_would_be_ignored(monkeypatch, capsys, argv, message):
+    import capkit.meta_eval.harness
+    monkeypatch.setattr(capkit.meta_eval.harness, "load_benchmark",
+                        lambda *a: pytest.fail("the data were loaded before the check"))
+    assert main(["bench", "--metrics", "clipscore", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"capkit bench: error: {message}") and "\n" not in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--benchmarks", ""], "argument --benchmarks: give at least one benchmark name, or 'all'"),
+    (["--benchmarks", " , "], "argument --benchmarks: give at least one benchmark name, or 'all'"),
+    (["--n-boot", "1"], "argument --n-boot: must be an integer >= 2 (an interval needs several "
+                        "resamples; default 1000), got 1")])
+def test_bench_refuses_an_empty_run_and_a_one_resample_interval(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "--metrics", "bleu_4", *argv])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"capkit bench: error: {message}"

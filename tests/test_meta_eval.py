@@ -376,3 +376,22 @@ def test_pascal50s_draws_average_the_variants(shared_data):
     with pytest.raises(ValueError, match="positive number of draws"):
         pascal50s_draws(["bleu_4"], 0)
 
+
+
+def test_image_folders_are_checked_and_a_run_with_nothing_scored_gives_the_reasons(toy_data,
+                                                                                   tmp_path):
+    with pytest.raises(FileNotFoundError, match=f"images folder of toy, {tmp_path / 'no'}, "
+                                                "does not exist"):
+        benchmark("bleu_1", TOY, n_boot=5, images={"toy": str(tmp_path / "no")})
+    with pytest.raises(ValueError, match=r"images are given for thumb, which is not among the "
+                                         r"benchmarks run \(toy\)"):
+        benchmark("bleu_1", TOY, n_boot=5, images={"thumb": str(tmp_path)})
+    # every metric skipped: the reasons, not the scorer's "no metric given"
+    with pytest.raises(ValueError, match="no metric could run on these benchmarks: ") as err:
+        benchmark("clipscore", [TOY, TOY_PAIRS], n_boot=5, images={"toy": str(tmp_path)})
+    assert "clipscore on toy: " in str(err.value) and "missing in" in str(err.value)
+    assert "clipscore on toy_pairs: needs the images of toy_pairs" in str(err.value)
+    res = benchmark(["clipscore", "bleu_1"], [TOY, TOY_PAIRS], n_boot=5)
+    assert [(b, m) for b, m, _ in res.skipped] == [("toy", "clipscore"),
+                                                   ("toy_pairs", "clipscore")]
+    assert set(res["toy"]) == {"bleu_1"}

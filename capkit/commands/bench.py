@@ -5,12 +5,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from capkit.commands.args import metric_list, output_dir, seed_option
+from capkit.commands.args import integer, metric_list, output_dir, seed_option
 
 
 def _benchmark_list(text: str) -> list[str]:
     from capkit.meta_eval import ALL
-    return list(ALL) if text == "all" else [b.strip() for b in text.split(",") if b.strip()]
+    names = list(ALL) if text == "all" else [b.strip() for b in text.split(",") if b.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give at least one benchmark name, or 'all'")
+    return names
 
 
 def register(sub) -> None:
@@ -26,7 +29,9 @@ def register(sub) -> None:
                         "'all'): world_expert, world_foil, world_systems")
     p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     p.add_argument("--out", type=Path, help="folder for results.json and the figures")
-    p.add_argument("--n-boot", type=int, default=None, help="bootstrap resamples (default 1000)")
+    p.add_argument("--n-boot", type=integer(2, " (an interval needs several resamples; default "
+                                            "1000)"),
+                   default=None, help="bootstrap resamples (default 1000)")
     seed_option(p)
     p.add_argument("--against", metavar="METRIC", default=None,
                    help="paired bootstrap test of every other metric against this one (e.g. "
@@ -49,10 +54,13 @@ def run(args: argparse.Namespace) -> int:
         name, sep, folder = item.partition("=")
         if not sep or not folder:
             raise ValueError(f"--images takes BENCHMARK=DIR, e.g. thumb=~/coco/val2014; got {item!r}")
-        images[name] = folder
+        images[name] = str(Path(folder).expanduser())
     metrics = list(args.metrics)
     if args.against is not None and args.against not in metrics:
         metrics.append(args.against)
+    if metrics == [args.against]:
+        raise ValueError(f"--against {args.against} is the only metric: there is nothing to "
+                         "compare it with; add others to --metrics")
     results = benchmark(metrics, benchmarks, n_boot=n_boot, seed=args.seed, progress="auto",
                         images=images, against=args.against)
     for b, m, why in results.skipped:

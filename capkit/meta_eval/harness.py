@@ -236,7 +236,9 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
     resamples. ``tokenizer`` is passed to the built-in text metrics (``"ptb"`` or ``"split"``).
     Image metrics (spec ``images=True``) run on a benchmark only when ``images`` maps
     it to a folder holding every one of its images; otherwise the row is skipped and
-    ``BenchResults.skipped`` says why (none of the judgment sets ships its images).
+    ``BenchResults.skipped`` says why (none of the judgment sets ships its images). A folder
+    that does not exist, or one given for a benchmark not run, is an error; so is a run in
+    which every metric is skipped on every benchmark (the error gives the reasons).
     ``against`` (a metric name among ``metrics``) adds a paired bootstrap of every other metric
     against it on each benchmark (``BenchResults.comparisons``; H1: the metric agrees better),
     on the same scores and resamples as the intervals, as ``compare`` does for one pair.
@@ -252,6 +254,7 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
     if isinstance(benchmarks, (str, Protocol)):
         benchmarks = [benchmarks]
     protocols = [get_protocol(b) for b in benchmarks]
+    _check_image_folders(images or {}, [p.name for p in protocols])
     results: dict[str, dict[str, BenchResult]] = {}
     comparisons: dict[tuple[str, str, str], PairedComparison] = {}
     skipped: list[tuple[str, str, str]] = []
@@ -269,6 +272,8 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
             skipped += [(protocol.name, n, why if f.images and paths is None else why_scenes)
                         for n, f in fns.items() if n not in usable]
             bar.update(len(fns) - len(usable))
+            if not usable:
+                continue
             scored = score_items(usable, candidates, references, protocol.name, tokenizer, paths,
                                  scenes)
             results[protocol.name] = {}
@@ -279,6 +284,9 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
                 bar.update()
             if against in scored:
                 comparisons.update(_paired(protocol, data, scored, against, n_boot, seed))
+    if not results:
+        raise ValueError("no metric could run on these benchmarks: " + "; ".join(
+            f"{m} on {b}: {why}" for b, m, why in skipped))
     return BenchResults(results, n_boot, seed, skipped, comparisons, tokenizer,
                         {p.name: p for p in protocols})
 
@@ -295,6 +303,22 @@ def _paired(protocol: Protocol, data, scored: Mapping[str, Scores], against: str
                 100 * res.difference, 100 * res.low, 100 * res.high, res.p_value,
                 res.alternative, res.method, res.n_boot)
     return out
+
+
+def _check_image_folders(images: Mapping[str, str], run: list[str]) -> None:
+    """Every benchmark given images is run, and its folder exists (a typo is an error here, not
+    a row skipped after the data are loaded, nor a folder silently unused)."""
+    from pathlib import Path
+    for name, folder in images.items():
+        if name not in run:
+            raise ValueError(f"images are given for {name}, which is not among the benchmarks "
+                             f"run ({', '.join(run)}); add it to the benchmarks (capkit bench "
+                             "--benchmarks), or leave out its images")
+        if not Path(folder).is_dir():
+            what = "is a file" if Path(folder).exists() else "does not exist"
+            raise FileNotFoundError(f"the images folder of {name}, {folder}, {what}; give the "
+                                    f"folder that holds its images (capkit bench --images "
+                                    f"{name}=DIR)")
 
 
 def _image_paths(protocol: Protocol, data, folder) -> tuple[list[str] | None, str]:
