@@ -495,3 +495,47 @@ def test_bench_refuses_an_empty_run_and_a_one_resample_interval(capsys, argv, me
         main(["bench", "--metrics", "bleu_4", *argv])
     assert exit_.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == f"capkit bench: error: {message}"
+
+
+# ---- train: errors about an option name the option, not the library's keyword -------------
+@pytest.mark.parametrize("model", ["i2ce", "leic"])
+def test_train_resume_without_workdir_names_the_options(tmp_path, monkeypatch, capsys, model):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", model, "--preset", "tiny", "--resume"]) == 2
+    assert capsys.readouterr().err.strip() == \
+        "capkit train: error: --resume needs --workdir, the folder of the interrupted run's " \
+        "training state"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_train_glove_that_does_not_exist_says_to_leave_it_out(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "leic", "--glove", str(tmp_path / "glove.txt")])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"capkit train leic: error: argument --glove: no file {tmp_path / 'glove.txt'}; give a "
+        "GloVe .txt (or .txt.gz) file, or leave out --glove for the offline bundle")
+
+
+@pytest.mark.parametrize("model", ["world-vilt", "umic"])
+def test_train_device_without_cuda_says_device_cpu(tmp_path, monkeypatch, capsys, model):
+    import torch
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", model, "--preset", "tiny", "--device", "cuda"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "capkit train: error: --device cuda asks for CUDA, which is not available here; use "
+        "--device cpu")
+    monkeypatch.setenv("CAPKIT_DEVICE", "cuda:1")
+    assert main(["train", model, "--preset", "tiny"]) == 2
+    assert "CAPKIT_DEVICE=cuda:1 asks for CUDA" in capsys.readouterr().err
+
+
+def test_train_umic_backbone_folder_that_does_not_exist(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "vilt"
+    assert main(["train", "umic", "--preset", "tiny", "--backbone", str(missing)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"capkit train: error: no ViLT checkpoint folder {missing} (it does not "
+                   f"exist), and '{missing}' is not a hub name; give an existing folder or a "
+                   "hub name such as dandelin/vilt-b32-finetuned-coco")

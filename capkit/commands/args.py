@@ -84,6 +84,36 @@ def output_file(path: str | os.PathLike, option: str = "--out") -> Path:
 FORMATS = ["json", "table", "markdown", "csv"]
 
 
+def _glove_file(text: str) -> str:
+    if not Path(text).expanduser().is_file():
+        raise argparse.ArgumentTypeError(f"no file {text}; give a GloVe .txt (or .txt.gz) file, "
+                                         "or leave out --glove for the offline bundle")
+    return text
+
+
+def workdir(args: argparse.Namespace) -> None:
+    """Before any training: ``--workdir`` can be written, and is given when ``--resume`` asks
+    to continue from it."""
+    if args.resume and args.workdir is None:
+        raise ValueError("--resume needs --workdir, the folder of the interrupted run's "
+                         "training state")
+    if args.workdir is not None:
+        output_dir(args.workdir, "--workdir")
+
+
+def device(name: str | None) -> str:
+    """``--device`` (else ``$CAPKIT_DEVICE``, else cpu) resolved before any work, as
+    ``capkit.models.runtime.resolve_device`` does; CUDA asked for where there is none is an
+    error naming the option."""
+    from capkit.models.runtime import DEVICE_ENV, DeviceUnavailable, resolve_device
+    try:
+        return resolve_device(name)
+    except DeviceUnavailable:
+        given = f"--device {name}" if name else f"{DEVICE_ENV}={os.environ.get(DEVICE_ENV)}"
+        raise ValueError(f"{given} asks for CUDA, which is not available here; use --device "
+                         "cpu") from None
+
+
 def training_options(parser: argparse.ArgumentParser, run, *, workdir: bool = False,
                      glove: bool = False) -> None:
     """The options every ``capkit train <model>`` shares: ``--seed`` and ``--threads`` (the two
@@ -99,7 +129,7 @@ def training_options(parser: argparse.ArgumentParser, run, *, workdir: bool = Fa
     parser.add_argument("--threads", type=integer(1), default=1,
                         help="CPU threads; keep it fixed to reproduce a checkpoint byte for byte")
     if glove:
-        parser.add_argument("--glove", default=None,
+        parser.add_argument("--glove", type=_glove_file, default=None,
                             help="a GloVe text file (default: the offline 6B 50-d bundle)")
     parser.add_argument("--format", choices=FORMATS, default="table")
     parser.set_defaults(func=run)

@@ -63,10 +63,9 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from capkit.commands.args import output_dir, output_file
+    from capkit.commands.args import output_file, workdir
     out = output_file(args.out or f"i2ce_{args.preset}.safetensors")   # before any training
-    if args.workdir is not None:
-        output_dir(args.workdir, "--workdir")
+    workdir(args)
 
     from capkit.report import format_table
     from capkit.training.i2ce import SCHEDULES, train_i2ce

@@ -54,12 +54,11 @@ def add_parser(models) -> None:
 def run(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from capkit.commands.args import output_dir, output_file
+    from capkit.commands.args import output_file, workdir
     from capkit.training.leic import checkpoint_name
     name = checkpoint_name(args.variant, args.world, args.context)
     out = output_file(args.out or f"{name}_{args.preset}.safetensors")
-    if args.workdir is not None:
-        output_dir(args.workdir, "--workdir")
+    workdir(args)
     if args.epochs is not None and args.epochs < 1:
         raise ValueError(f"--epochs must be at least 1, got {args.epochs}")
     if args.context not in (None, "caption") and not args.world:

@@ -82,13 +82,14 @@ def _print(result, seconds: float, keys: list[str], fmt: str, summary: str) -> N
 
 
 def run_world_vilt(args: argparse.Namespace) -> int:
-    from capkit.commands.args import output_dir
+    from capkit.commands.args import device, output_dir
     out = output_dir(args.out or f"world_vilt_{args.preset}", "--out")   # before any training
+    on = device(args.device)
 
     from capkit.training.world_vilt import train_world_vilt
     start = time.perf_counter()
     result = train_world_vilt(args.preset, out=out, seed=args.seed, threads=args.threads,
-                              device=args.device, progress=args.format != "json")
+                              device=on, progress=args.format != "json")
     seconds = time.perf_counter() - start
     final = result.final
     _print(result, seconds, ["epoch", "itm_loss", "mlm_loss", "foil_all"], args.format,
@@ -116,8 +117,9 @@ def _user_data(args) -> tuple[dict | None, dict | None, dict | None]:
 
 
 def run_umic(args: argparse.Namespace) -> int:
-    from capkit.commands.args import output_dir
+    from capkit.commands.args import device, output_dir
     out = output_dir(args.out or f"umic_{args.preset}", "--out")
+    on = device(args.device)
     references, images, val_references = _user_data(args)
 
     from capkit.training.umic import NEGATIVE_TYPES, SCHEDULES, train_umic
@@ -132,7 +134,7 @@ def run_umic(args: argparse.Namespace) -> int:
                         schedule=schedule,
                         threads=args.threads, references=references, images=images,
                         val_references=val_references, val_fraction=args.val_fraction,
-                        device=args.device, progress=args.format != "json")
+                        device=on, progress=args.format != "json")
     seconds = time.perf_counter() - start
     keys = ["epoch", "train_loss", "val_loss", *(f"acc_{t}" for t in NEGATIVE_TYPES)]
     _print(result, seconds, keys, args.format,

@@ -19,6 +19,10 @@ import numpy as np
 DEVICE_ENV = "CAPKIT_DEVICE"
 
 
+class DeviceUnavailable(ValueError):
+    """CUDA was asked for on a machine without it (the command line words it for --device)."""
+
+
 def resolve_device(device: str | None = None) -> str:
     """``device`` if given, else ``$CAPKIT_DEVICE``, else ``"cpu"`` (never guessed from CUDA)."""
     name = device or os.environ.get(DEVICE_ENV) or "cpu"
@@ -29,8 +33,8 @@ def resolve_device(device: str | None = None) -> str:
         raise ValueError(f"device {name!r} is not a torch device ({err}); give 'cpu', 'cuda', "
                          f"'cuda:1' or 'mps', or unset {DEVICE_ENV}") from None
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r} was asked for but CUDA is not available here; use "
-                         f"device='cpu' (or unset {DEVICE_ENV})")
+        raise DeviceUnavailable(f"device {name!r} was asked for but CUDA is not available here; "
+                                f"use device='cpu' (or unset {DEVICE_ENV})")
     return name
 
 
