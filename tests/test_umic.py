@@ -1,6 +1,7 @@
 """UMIC (#14): the hinge loss, the seeded negatives of each type and their invariants, a short
 deterministic fine-tuning run, and the umic / umic_c metrics."""
 import dataclasses
+import json
 from collections import Counter
 
 import numpy as np
@@ -222,7 +223,7 @@ def test_user_data_training_validates_on_held_out_images(tmp_path):
     for bad, match in ((0.0, "between 0 and 1"), (1.0, "between 0 and 1")):
         with pytest.raises(ValueError, match=match):
             U.split_references(refs, bad, seed=0)
-    with pytest.raises(ValueError, match="at least 2 images"):
+    with pytest.raises(ValueError, match="each side needs at least 2 .*give more references"):
         U.split_references({"a": ["x"]}, 0.5, seed=0)
 
     folder = _small_vilt_folder(tmp_path / "vilt")
@@ -270,3 +271,50 @@ def test_margin_is_an_option_recorded_in_the_command(tmp_path, capsys):
     assert meta["schedule"]["margin"] == 0.5 and meta["command"].endswith("--margin 0.5")
     assert main(["train", "umic", "--margin", "2", "--out", str(tmp_path / "v")]) != 0
     assert "between 0 and 1" in capsys.readouterr().err
+
+
+def test_a_validation_split_too_small_to_draw_negatives_says_what_to_change():
+    """10 images at the default 0.1 held out 1 for validation, which then failed deep in the
+    negatives' context with 'references must be a mapping ... with at least 2 images'."""
+    refs = {f"i{k}": [f"caption {k}"] for k in range(10)}
+    with pytest.raises(ValueError) as err:
+        U.split_references(refs, 0.1, seed=0)
+    assert str(err.value) == (
+        "a validation fraction of 0.1 holds out 1 of the 10 images and trains on 9; each side "
+        "needs at least 2 (the negatives are other images' captions): raise --val-fraction "
+        "(val_fraction) to 0.2, or pass --val-references (val_references)")
+    train, val = U.split_references(refs, 0.2, seed=0)
+    assert (len(train), len(val)) == (8, 2)
+    with pytest.raises(ValueError, match="holds out 9 of the 10 images and trains on 1; .*lower "
+                                         "--val-fraction"):
+        U.split_references(refs, 0.9, seed=0)
+    with pytest.raises(ValueError, match="holds out 2 of the 3 images .*give more references"):
+        U.split_references(dict(list(refs.items())[:3]), 0.5, seed=0)
+
+
+def test_cli_user_data_with_a_one_image_validation_split_is_refused(tmp_path, capsys):
+    from PIL import Image
+
+    from capkit.cli import main
+    refs = {f"i{k}": [f"a red circle number {k}", f"circle {k}"] for k in range(10)}
+    (tmp_path / "refs.json").write_text(json.dumps(refs))
+    for key in refs:
+        Image.new("RGB", (8, 8)).save(tmp_path / f"{key}.jpg")
+    assert main(["train", "umic", "--preset", "tiny", "--references", str(tmp_path / "refs.json"),
+                 "--images", str(tmp_path), "--out", str(tmp_path / "umic")]) == 2
+    err = capsys.readouterr().err
+    assert "holds out 1 of the 10 images" in err and "raise --val-fraction" in err
+    assert "--val-references" in err and not (tmp_path / "umic").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "1", "1.5", "nan", "-0.1", "x"])
+def test_cli_val_fraction_outside_0_1_is_refused_in_world_mode_too(tmp_path, monkeypatch, capsys,
+                                                                   value):
+    from capkit.cli import main
+    monkeypatch.chdir(tmp_path)                       # (a run that goes on writes umic_tiny/)
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "umic", "--preset", "tiny", "--val-fraction", value])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "capkit train umic: error: argument --val-fraction: must be a number between 0 and 1 "
+        f"(exclusive), got {value}")

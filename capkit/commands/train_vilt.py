@@ -22,6 +22,17 @@ import time
 from capkit.commands.args import training_options
 
 
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:                               # (NaN fails this too)
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1 (exclusive), got "
+                                         f"{text}")
+    return value
+
+
 def register_vilt(models) -> None:
     v = models.add_parser("world-vilt", help="world-ViLT: a small single-stream image-text "
                           "transformer pre-trained (ITM + MLM + replaced-word detection) on world "
@@ -60,7 +71,7 @@ def register_vilt(models) -> None:
                    help="validation captions {image_id: [captions]} (images in --images); the "
                    "kept epoch has the lowest loss there. Default: --val-fraction of the images "
                    "of --references, held out from training")
-    u.add_argument("--val-fraction", type=float, default=0.1,
+    u.add_argument("--val-fraction", type=_fraction, default=0.1,
                    help="share of --references' images held out for validation when no "
                    "--val-references is given (seeded by --seed; default 0.1)")
     u.add_argument("--margin", type=float, default=None,

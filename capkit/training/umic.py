@@ -51,6 +51,7 @@ come from spaCy, and no truth check is possible.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,10 +168,18 @@ def split_references(references: dict, val_fraction: float, seed: int) -> tuple[
         raise ValueError(f"val_fraction must be between 0 and 1 (exclusive), got {val_fraction!r}; "
                          "or give val_references")
     ids = list(references)
-    if len(ids) < 2:
-        raise ValueError(f"a validation split needs at least 2 images, got {len(ids)}; give more "
-                         "references, or val_references")
     n_val = max(1, int(round(val_fraction * len(ids))))
+    if n_val < 2 or len(ids) - n_val < 2:
+        if len(ids) < 4:
+            what = "give more references"
+        elif n_val < 2:
+            what = f"raise --val-fraction (val_fraction) to {math.ceil(200 / len(ids)) / 100:g}"
+        else:
+            what = "lower --val-fraction (val_fraction)"
+        raise ValueError(f"a validation fraction of {val_fraction:g} holds out {n_val} of the "
+                         f"{len(ids)} images and trains on {len(ids) - n_val}; each side needs "
+                         f"at least 2 (the negatives are other images' captions): {what}, or "
+                         "pass --val-references (val_references)")
     held = set(np.random.default_rng(seed).permutation(len(ids))[:n_val].tolist())
     return ({k: references[k] for i, k in enumerate(ids) if i not in held},
             {k: references[k] for i, k in enumerate(ids) if i in held})
