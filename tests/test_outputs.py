@@ -57,6 +57,23 @@ def test_student_out_is_checked_before_any_notebook_is_written(monkeypatch, caps
                                                  "--solutions", NOPE])
 
 
+def test_student_refuses_answer_keys_inside_the_student_folder(tmp_path, monkeypatch, capsys):
+    import capkit.course.student
+    monkeypatch.setattr(capkit.course.student, "build_student",
+                        lambda *a, **k: pytest.fail("notebooks were written before the check"))
+    out = tmp_path / "student"
+    for solutions in (out, out / "keys"):
+        assert main(["student", "--out", str(out), "--solutions", str(solutions)]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"capkit student: error: --solutions {solutions} is inside --out {out}: the answer "
+            "keys would ship with the student notebooks; give --solutions a folder outside --out")
+    notebooks = tmp_path / "notebooks"          # the default answer keys: NOTEBOOKS/solutions
+    assert main(["student", "--notebooks", str(notebooks), "--out", str(tmp_path)]) == 2
+    assert f"the answer keys' folder {notebooks / 'solutions'} (NOTEBOOKS/solutions, the " \
+        f"default) is inside --out {tmp_path}" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_bench_out_is_checked_before_the_benchmark(monkeypatch, capsys):
     import capkit.meta_eval
     monkeypatch.setattr(capkit.meta_eval, "benchmark",

@@ -21,6 +21,11 @@ def run(args: argparse.Namespace) -> int:
     from capkit.course.student import build_student, write_answer_keys
     out = output_dir(args.out)                          # both checked before any work
     solutions = output_dir(args.solutions or Path(args.notebooks) / "solutions", "--solutions")
+    if solutions.resolve().is_relative_to(out.resolve()):
+        given = f"--solutions {solutions}" if args.solutions else \
+            f"the answer keys' folder {solutions} (NOTEBOOKS/solutions, the default)"
+        raise ValueError(f"{given} is inside --out {out}: the answer keys would ship with the "
+                         "student notebooks; give --solutions a folder outside --out")
     notebooks = build_student(args.notebooks, out)
     keys = write_answer_keys(args.notebooks, solutions)
     print(f"{len(notebooks)} student notebooks in {args.out}/ (solutions replaced by "
