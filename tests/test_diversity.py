@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from capkit.diversity import (
     caption_sets,
     cider_d_kernel,
+    distinct_n,
     diversity_from_singular_values,
     lsa_diversity,
     mbleu,
@@ -282,6 +283,9 @@ def test_signatures_name_the_settings(corpus_df):
         "self_cider|kernel:cider_d|n:4|sigma:6.0|df:karpathy_lower|sv:sqrt(svd)|")
     assert "|tok:split|" in lsa_diversity(sets, tokenizer=TOK).signature
     assert "orient:1-mbleu" in mbleu(sets, tokenizer=TOK).signature
+    # the captions per set: m:2 here, a range where the sets differ
+    assert "|m:2|" in distinct_n(sets, 1, tokenizer=TOK).signature
+    assert "|m:2-3|" in mbleu([["a dog", "a cat"], ["a", "b", "c"]], tokenizer=TOK).signature
 
 
 def test_default_document_frequencies_are_the_karpathy_references(shared_data):

@@ -229,6 +229,26 @@ def test_cli_json_matches_the_library(tmp_path, capsys, df):
     assert f"{self_cider(subset, document_frequency=df).corpus:.4f}" in table
 
 
+def test_cli_signatures_record_the_captions_per_image_in_every_column(tmp_path, capsys):
+    """--num changes every number, so every signature says how many captions each image had;
+    the CSV's <signature> row fills the mbleu_* columns with mbleu's signature."""
+    import csv
+    import io
+    caps, refs = tmp_path / "caps.json", tmp_path / "refs.json"
+    caps.write_text(json.dumps(SETS))
+    refs.write_text(json.dumps(REFS))
+    common = ["diversity", "--captions", str(caps), "--references", str(refs), "--df-references",
+              str(refs), "--tokenizer", TOK]
+    rows = list(csv.reader(io.StringIO(_cli([*common, "--num", "2", "--format", "csv"], capsys))))
+    header, signature = rows[0], rows[-1]
+    assert signature[0] == "<signature>" and len(signature) == len(header)
+    for column, sig in zip(header[1:], signature[1:]):
+        name = "mbleu" if column.startswith("mbleu_") else column
+        assert sig.startswith(f"{name}|") and "|m:2|" in sig, (column, sig)
+    every = json.loads(_cli([*common, "--format", "json"], capsys))["signature"]
+    assert all("|m:3|" in sig for sig in every.values()), every
+
+
 def test_cli_errors(tmp_path, capsys):
     from capkit.commands import diversity
     parser = argparse.ArgumentParser(prog="capkit")

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     rows = [[i, *(row[c] for c in columns)] for i, row in summary.per_image.items()]
     rows.append(["<average>", *(summary.average[c] for c in columns)])
     if args.format == "csv":        # the settings travel with the numbers
-        rows.append(["<signature>", *(summary.signature.get(c, "") for c in columns)])
+        rows.append(["<signature>", *(summary.column_signature(c) for c in columns)])
     print(format_table(["image_id", *columns], rows, args.format, digits=4))
     if args.format != "csv":
         print(f"\n{len(sets)} images, {int(sets.sizes.sum())} captions, vocabulary "

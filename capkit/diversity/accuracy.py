@@ -68,7 +68,7 @@ def accuracy(sets, references, *, document_frequency: DocumentFrequencies | None
     per_caption = cider_d(batch, document_frequency=df, n=n, sigma=sigma).per_caption
     per_set = np.bincount(sets.owner, per_caption, minlength=len(sets)) / sets.sizes
     sig = make_signature("accuracy", score="cider_d", n=n, sigma=sigma, df=df.name,
-                         mean="set", tok=sets.tokenizer)
+                         mean="set", m=sets.size_label, tok=sets.tokenizer)
     return Scores("accuracy", per_set, float(per_set.mean()), sig, sets.ids,
                   {"per_caption": per_caption})
 
@@ -90,7 +90,7 @@ def human_accuracy(references, ids=None, *, document_frequency: DocumentFrequenc
     per_caption = cider_d(batch, document_frequency=df, n=n, sigma=sigma).per_caption
     per_set = np.bincount(sets.owner, per_caption, minlength=len(sets)) / sets.sizes
     sig = make_signature("human_accuracy", score="cider_d", n=n, sigma=sigma, df=df.name,
-                         mean="leave_one_out", tok=sets.tokenizer)
+                         mean="leave_one_out", m=sets.size_label, tok=sets.tokenizer)
     return Scores("human_accuracy", per_set, float(per_set.mean()), sig, sets.ids,
                   {"per_caption": per_caption})
 

@@ -58,6 +58,13 @@ class CaptionSets:
     def max_size(self) -> int:
         return int(self.sizes.max())
 
+    @property
+    def size_label(self) -> str:
+        """Captions per set as signatures record it (``m:5``; ``m:3-5`` when sets differ): the
+        scores depend on it (e.g. ``first(m)``, the paper's Fig. 6)."""
+        low, high = int(self.sizes.min()), self.max_size
+        return str(low) if low == high else f"{low}-{high}"
+
     def ngrams(self, n: int = 4) -> NgramIndex:
         """1..n-gram tables of all captions (built once per object and order)."""
         have = [k for k in self.cache if k[0] == "ngrams" and k[1] >= n]

@@ -62,7 +62,8 @@ def lsa_diversity(sets, *, tokenizer: str = "ptb") -> Scores:
     sets = caption_sets(sets, tokenizer)
     sigma = singular_values(bow_matrices(sets))
     div, r = diversity_from_singular_values(sigma, sets.sizes)
-    sig = make_signature("lsa", features="bow", sv="svd", map="-log_m(r)", tok=sets.tokenizer)
+    sig = make_signature("lsa", features="bow", sv="svd", map="-log_m(r)", m=sets.size_label,
+                         tok=sets.tokenizer)
     return Scores("lsa", div, float(div.mean()), sig, sets.ids,
                   {"ratio": r, "m": sets.sizes.copy()})
 
@@ -86,7 +87,8 @@ def self_cider(sets, *, document_frequency: DocumentFrequencies | None = None, n
     kernel = cider_d_kernel(sets, df, n=n, sigma=sigma)
     div, r = diversity_from_singular_values(np.sqrt(singular_values(kernel)), sets.sizes)
     sig = make_signature("self_cider", kernel="cider_d", n=n, sigma=sigma, df=df.name,
-                         sv="sqrt(svd)", map="-log_m(r)", tok=sets.tokenizer)
+                         sv="sqrt(svd)", map="-log_m(r)", m=sets.size_label,
+                         tok=sets.tokenizer)
     return Scores("self_cider", div, float(div.mean()), sig, sets.ids,
                   {"ratio": r, "m": sets.sizes.copy()})
 

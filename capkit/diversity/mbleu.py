@@ -78,5 +78,5 @@ def mbleu(sets, *, n: int = 4, tokenizer: str = "ptb") -> Scores:
         parts[f"mbleu_{k + 1}"] = 1.0 - mean[:, k]
         parts[f"mean_bleu_{k + 1}"] = mean[:, k]
     sig = make_signature("mbleu", n=n, weights="uniform", bp="closest", smooth="1e-15/1e-9",
-                         orient="1-mbleu", tok=sets.tokenizer)
+                         orient="1-mbleu", m=sets.size_label, tok=sets.tokenizer)
     return Scores("mbleu", mix, float(mix.mean()), sig, sets.ids, parts)

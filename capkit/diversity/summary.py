@@ -31,6 +31,11 @@ class DiversitySummary:
     def columns(self) -> list[str]:
         return list(self.average)
 
+    def column_signature(self, column: str) -> str:
+        """The signature of the metric behind ``column`` (mbleu_1..4 and mbleu_mix: mbleu's);
+        '' for vocabulary_size, a count with no settings of its own."""
+        return self.signature.get("mbleu" if column.startswith("mbleu_") else column, "")
+
 
 def diversity_summary(sets, references=None, *,
                       document_frequency: DocumentFrequencies | None = None,
@@ -64,5 +69,6 @@ def diversity_summary(sets, references=None, *,
     signature = {name: s.signature for name, s in scores.items()}
     if references is not None:
         signature["f_score"] = make_signature("f_score", beta2=f"{beta * beta:g}",
-                                              div="self_cider", acc="accuracy")
+                                              div="self_cider", acc="accuracy",
+                                              m=sets.size_label)
     return DiversitySummary(scores, per_image, average, signature)

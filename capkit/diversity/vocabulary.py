@@ -30,7 +30,8 @@ def distinct_n(sets, n: int = 1, *, tokenizer: str = "ptb") -> Scores:
     distinct = np.bincount(own[run_starts(table.gram, own)], minlength=len(sets))
     per = np.divide(distinct, total, out=np.zeros(len(sets)), where=total > 0)
     pooled = table.n_grams / table.count.sum() if table.count.sum() else 0.0
-    sig = make_signature(f"distinct_{n}", n=n, scope="set", tok=sets.tokenizer)
+    sig = make_signature(f"distinct_{n}", n=n, scope="set", m=sets.size_label,
+                         tok=sets.tokenizer)
     return Scores(f"distinct_{n}", per, float(per.mean()), sig, sets.ids,
                   {"pooled": float(pooled), "distinct": distinct, "total": total})
 
