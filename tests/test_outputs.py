@@ -196,3 +196,15 @@ def test_outputs_are_written_whole_with_the_marker_last(shared_data, tmp_path, m
                  "--format", "json", "--out", str(out)]) == 0
     assert order == ["heatmap.png", "bars_thumb.png", "results.json"]
     assert sorted(p.name for p in out.iterdir()) == sorted(order)
+
+
+def test_an_earlier_runs_figures_of_other_benchmarks_do_not_stay_beside_new_results(
+        shared_data, tmp_path):
+    out = tmp_path / "out"
+    base = ["bench", "--metrics", "bleu_4", "--n-boot", "10", "--format", "json", "--out", str(out)]
+    assert main([*base, "--benchmarks", "thumb"]) == 0
+    (out / "notes.txt").write_text("mine")
+    assert main([*base, "--benchmarks", "nebula"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["bars_nebula.png", "heatmap.png",
+                                                     "notes.txt", "results.json"]
+

@@ -92,7 +92,15 @@ def run(args: argparse.Namespace) -> int:
         from capkit.plots.bench import save_figures
         # results.json says the run is complete, so it goes last: first the old one goes (a
         # failure below must not leave it beside new figures), then every figure, each atomic.
+        # An earlier run's bars of benchmarks this run does not have go too: they would sit
+        # beside these results as if they were theirs.
+        earlier = (out / "results.json").exists()
         (out / "results.json").unlink(missing_ok=True)
+        if earlier:
+            ours = {f"bars_{b}.png" for b in results.results}
+            for stale in out.glob("bars_*.png"):
+                if stale.name not in ours:
+                    stale.unlink()
         paths = save_figures(results, out)
         write_output(out / "results.json", results.to_json())
         print(f"wrote {out / 'results.json'} and {len(paths)} figures to {out}", file=sys.stderr)
