@@ -539,3 +539,27 @@ def test_train_umic_backbone_folder_that_does_not_exist(tmp_path, monkeypatch, c
     assert err == (f"capkit train: error: no ViLT checkpoint folder {missing} (it does not "
                    f"exist), and '{missing}' is not a hub name; give an existing folder or a "
                    "hub name such as dandelin/vilt-b32-finetuned-coco")
+
+
+@pytest.mark.parametrize("env, fmt, drawn", [("1", "table", True), ("0", "table", False),
+                                             ("1", "json", False), ("", "table", False)])
+def test_train_bars_follow_capkit_progress_not_a_pipe(monkeypatch, tmp_path, env, fmt, drawn):
+    """`capkit train leic` drew tqdm bars into pipes and log files (progress=True for every
+    non-json format); it now asks capkit.progress, as every other long loop does ("" under
+    pytest: standard error is captured, so no bar)."""
+    import argparse
+
+    import capkit.training.leic as leic
+    from capkit.commands.args import training_bars
+    monkeypatch.setenv("CAPKIT_PROGRESS", env)
+    assert training_bars(argparse.Namespace(format=fmt)) is drawn
+    seen = {}
+
+    def fake_train(*args, progress, **kwargs):
+        seen["progress"] = progress
+        raise SystemExit(0)
+    monkeypatch.setattr(leic, "train_leic", fake_train)
+    with pytest.raises(SystemExit):
+        main(["train", "leic", "--preset", "tiny", "--format", fmt,
+              "--out", str(tmp_path / "c.safetensors")])
+    assert seen["progress"] is drawn

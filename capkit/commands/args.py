@@ -133,3 +133,11 @@ def training_options(parser: argparse.ArgumentParser, run, *, workdir: bool = Fa
                             help="a GloVe text file (default: the offline 6B 50-d bundle)")
     parser.add_argument("--format", choices=FORMATS, default="table")
     parser.set_defaults(func=run)
+
+
+def training_bars(args) -> bool:
+    """Whether a ``capkit train`` command draws its epoch bars: where a person watches
+    (``capkit.progress``, "auto": not in a pipe or a log file), never with ``--format json``."""
+    from capkit.progress import enabled
+    return args.format != "json" and enabled("auto")
+

@@ -13,7 +13,7 @@ import argparse
 import json
 import time
 
-from capkit.commands.args import training_options
+from capkit.commands.args import training_bars, training_options
 
 
 def _fold(text: str):
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                         schedule=schedule, glove=args.glove, resume=args.resume,
                         world=args.world,
                         model_config=model_config or None,
-                        progress=args.format != "json")
+                        progress=training_bars(args))
     seconds = time.perf_counter() - start
     if args.format == "json":
         print(json.dumps({"checkpoint": str(result.path), "sha256": result.sha256,

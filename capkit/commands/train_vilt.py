@@ -19,7 +19,7 @@ import dataclasses
 import json
 import time
 
-from capkit.commands.args import training_options
+from capkit.commands.args import training_bars, training_options
 
 
 def _fraction(text: str) -> float:
@@ -100,7 +100,7 @@ def run_world_vilt(args: argparse.Namespace) -> int:
     from capkit.training.world_vilt import train_world_vilt
     start = time.perf_counter()
     result = train_world_vilt(args.preset, out=out, seed=args.seed, threads=args.threads,
-                              device=on, progress=args.format != "json")
+                              device=on, progress=training_bars(args))
     seconds = time.perf_counter() - start
     final = result.final
     _print(result, seconds, ["epoch", "itm_loss", "mlm_loss", "foil_all"], args.format,
@@ -145,7 +145,7 @@ def run_umic(args: argparse.Namespace) -> int:
                         schedule=schedule,
                         threads=args.threads, references=references, images=images,
                         val_references=val_references, val_fraction=args.val_fraction,
-                        device=on, progress=args.format != "json")
+                        device=on, progress=training_bars(args))
     seconds = time.perf_counter() - start
     keys = ["epoch", "train_loss", "val_loss", *(f"acc_{t}" for t in NEGATIVE_TYPES)]
     _print(result, seconds, keys, args.format,
