@@ -107,7 +107,7 @@ def test_robustness_writes_nothing_into_the_current_folder(shared_data, tmp_path
     here.mkdir()
     monkeypatch.chdir(here)
     argv = ["robustness", "--metrics", "bleu_1", "--transforms", "WP", "--images", "20",
-            "--bootstrap", "0"]
+            "--bootstrap", "2"]
     assert main(argv) == 0
     assert "add --out DIR" in capsys.readouterr().out
     assert list(here.iterdir()) == []
@@ -169,7 +169,7 @@ def _capkit_with_small_files(tmp_path, limit: int, *args: str):
     (["bench", "--benchmarks", "thumb", "--metrics", "bleu_4", "--n-boot", "10"],
      "results.json", "heatmap.png"),
     (["robustness", "--metrics", "bleu_1", "--transforms", "WP", "--images", "20",
-      "--bootstrap", "0"], "robustness.json", "robustness.png")])
+      "--bootstrap", "2"], "robustness.json", "robustness.png")])
 def test_a_run_that_cannot_write_its_outputs_leaves_nothing_that_looks_complete(
         shared_data, tmp_path, argv, marker, figure):
     out = tmp_path / "out"

@@ -217,14 +217,94 @@ def test_cli_json_and_figure(shared_data, tmp_path, capsys):
     assert curve["gamma"] == list(GAMMAS) and curve["score"][0] == pytest.approx(1.0)
     assert out["auc"]["bleu_1"]["WP"] == pytest.approx(1.0)
     assert out["signature"]["robustness"].startswith("robustness|protocol:leave-one-out")
+    assert "|dataset:coco_karpathy_test|images:60|" in out["signature"]["robustness"]
     assert fig.stat().st_size > 1000
 
 
 def test_cli_table(shared_data, capsys):
     assert _cli(["robustness", "--metrics", "bleu_1", "--transforms", "WP", "--images", "30",
-                 "--bootstrap", "0", "--figure", "", "--dataset", "flickr8k"]) == 0
+                 "--bootstrap", "2", "--figure", "", "--dataset", "flickr8k"]) == 0
     out = capsys.readouterr().out
     assert "bleu_1" in out and "1.000" in out and "30 images of flickr8k" in out
+
+
+def _flat(references):
+    return [c for cs in references.values() for c in cs]
+
+
+def test_rw_draws_from_the_dataset_vocabulary_whatever_subset_is_scored(shared_data):
+    """Was: the pool came from the scored subset (>= 5 occurrences), 71 common words for 40
+    COCO images and 335 for 200, so RW's AUC fell as more images were scored."""
+    from capkit.transforms import build_vocabulary
+    full = dataset_references("coco_karpathy_test")
+    pool = build_vocabulary(_flat(full))
+    runs = {n: robustness(subset(full, n), ["bleu_1"], ["RW"], n_boot=0, progress=False,
+                          vocabulary_captions=full, vocabulary_source="coco_karpathy_test",
+                          dataset="coco_karpathy_test") for n in (40, 200)}
+    tail = (f"rw_vocab:coco_karpathy_test|rw_vocab_captions:{len(_flat(full))}|"
+            f"rw_vocab_words:{len(pool)}|")
+    for n, run in runs.items():
+        assert tail in run.signature and f"dataset:coco_karpathy_test|images:{n}|" in run.signature
+        drawn = {w for c in run.captions["RW"][-1] for w in c.split()}   # gamma 1: all replaced
+        assert drawn <= set(pool) and len(drawn) > 100
+    own = robustness(subset(full, 40), ["bleu_1"], ["RW"], n_boot=0, progress=False)
+    assert "dataset:user" in own.signature and "rw_vocab:evaluated|rw_vocab_captions:200|" \
+        "rw_vocab_words:71|" in own.signature
+    assert len({w for c in own.captions["RW"][-1] for w in c.split()}) <= 71
+    # the subset's own pool of common words leaves RW weaker (BLEU-1 0.590 against 0.503)
+    assert own.auc()["bleu_1"]["RW"] > runs[40].auc()["bleu_1"]["RW"] + 0.05
+    assert abs(runs[40].auc()["bleu_1"]["RW"] - runs[200].auc()["bleu_1"]["RW"]) < 0.02
+    no_rw = robustness(subset(full, 40), ["bleu_1"], ["WP"], n_boot=0, progress=False)
+    assert "rw_vocab" not in no_rw.signature               # said only where RW ran
+    ctx = TransformContext.from_references(subset(full, 40))
+    with pytest.raises(ValueError, match="either context= or"):
+        robustness(subset(full, 40), ["bleu_1"], ["RW"], context=ctx, vocabulary_captions=full)
+
+
+def test_cli_draws_rw_from_every_reference_of_the_dataset(shared_data, capsys):
+    from capkit.transforms import build_vocabulary
+    full = dataset_references("flickr8k")
+    argv = ["robustness", "--metrics", "bleu_1,cider_d", "--transforms", "RW", "--images",
+            "30", "--bootstrap", "5", "--format", "json"]
+    assert _cli(argv + ["--dataset", "flickr8k"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    sig = out["signature"]["robustness"]
+    assert (f"dataset:flickr8k|images:30|neighbours:tfidf-references|words:ptb|"
+            f"rw_vocab:flickr8k|rw_vocab_captions:5000|"
+            f"rw_vocab_words:{len(build_vocabulary(_flat(full)))}|") in sig
+    same = robustness(subset(full, 30), ["bleu_1", "cider_d"], ["RW"], n_boot=5,
+                      vocabulary_captions=full, progress=False)
+    assert out["auc"] == same.auc()
+    own = robustness(subset(full, 30), ["bleu_1"], ["RW"], n_boot=0, progress=False)
+    assert own.auc()["bleu_1"]["RW"] != out["auc"]["bleu_1"]["RW"]
+
+
+def test_cli_signature_names_the_dataset(shared_data, capsys):
+    """Was: --dataset coco_karpathy_test and --dataset flickr8k printed the same signature."""
+    sigs = {}
+    for name in ("coco_karpathy_test", "flickr8k"):
+        assert _cli(["robustness", "--metrics", "bleu_1", "--transforms", "WP", "--images", "20",
+                     "--bootstrap", "2", "--format", "json", "--dataset", name]) == 0
+        sigs[name] = json.loads(capsys.readouterr().out)["signature"]["robustness"]
+        assert f"|dataset:{name}|images:20|" in sigs[name]
+    assert sigs["coco_karpathy_test"].replace("coco_karpathy_test", "flickr8k") == sigs["flickr8k"]
+
+
+@pytest.mark.parametrize("argv", [["robustness", "--bootstrap", "0"],
+                                  ["robustness", "--bootstrap", "1"],
+                                  ["robustness", "--bootstrap", "-3"],
+                                  ["bench", "--n-boot", "0"]])
+def test_cli_refuses_zero_resamples_before_any_work(argv, capsys, monkeypatch):
+    """bench refused --n-boot 0 only after scoring (capkit.meta_eval), robustness ran with no
+    bands; both now refuse fewer than 2 resamples as they parse the command line."""
+    import capkit.robustness
+    monkeypatch.setattr(capkit.robustness, "dataset_references",
+                        lambda *a, **k: pytest.fail("work started"))
+    from capkit.cli import main
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert "must be an integer >= 2 (an interval needs several resamples" in capsys.readouterr().err
 
 
 def test_cli_rejects_unknown_transforms():
@@ -236,7 +316,7 @@ def test_robustness_command_runs_image_metrics_on_the_world(capsys):
     from capkit.cli import main
     argv = ["robustness", "--dataset", "world", "--images", "12", "--metrics",
             "umic_world,vilbertscore_world_noimage,bleu_1", "--transforms", "WP",
-            "--bootstrap", "0", "--format", "json"]
+            "--bootstrap", "2", "--format", "json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out["auc"]) == {"umic_world", "vilbertscore_world_noimage", "bleu_1"}

@@ -240,6 +240,48 @@ def test_input_errors():
         TransformContext.from_references({"a": ["a dog"]})
 
 
+def _skewed_references(n_images=60):
+    """{image: 3 captions}: a few common words in every caption, one rarer word per image, so a
+    subset of a few images sees the rare words fewer than 5 times and the whole set does not."""
+    rare = [w for w in WORDS if w not in ("a", "dog", "on", "the")]
+    return {f"img{i}": [f"a dog on the {rare[i % len(rare)]}"] * 3 for i in range(n_images)}
+
+
+def test_rw_pool_comes_from_the_vocabulary_corpus_whatever_subset_is_transformed():
+    full = _skewed_references()
+    whole = build_vocabulary([c for cs in full.values() for c in cs])
+    assert len(whole) == len(WORDS)                 # every word seen >= 5 times in the whole set
+    pools = set()
+    for keep in (list(full)[:4], list(full)[30:36], list(full)):
+        part = {k: full[k] for k in keep}
+        own = TransformContext.from_references(part)
+        given = TransformContext.from_references(part, vocabulary_captions=full,
+                                                 vocabulary_source="skewed")
+        pools.add(given.vocabulary())
+        assert given.vocabulary() == whole
+        assert given.vocabulary_provenance() == {"rw_vocab": "skewed", "rw_vocab_captions": 180,
+                                                 "rw_vocab_words": len(whole)}
+        assert own.vocabulary_provenance() == {"rw_vocab": "evaluated",
+                                               "rw_vocab_captions": 3 * len(part),
+                                               "rw_vocab_words": len(own.vocabulary())}
+        out = apply_transform("RW", ["a dog on the grass"] * 20, 1.0, context=given)
+        assert {w for c in out for w in c.split()} <= set(whole)
+        # RC's neighbours stay within the evaluated images
+        assert given.neighbours().shape == (len(part), len(part) - 1)
+    assert len(pools) == 1
+    small = TransformContext.from_references({k: full[k] for k in list(full)[:4]})
+    assert len(small.vocabulary()) == 4              # the bias: only "a dog on the" survive
+    # a flat list of captions is the same corpus; it is named "given" when no name is said
+    flat = TransformContext.from_references(full, vocabulary_captions=[c for cs in full.values()
+                                                                      for c in cs])
+    assert flat.vocabulary() == whole and flat.vocabulary_provenance()["rw_vocab"] == "given"
+    assert TransformContext.from_references(full, vocabulary_captions=full,
+                                            vocabulary_source="a|b:c").vocabulary_source == "a/b_c"
+    for bad in ("a dog", [], {"x": "a dog"}, [1, 2]):
+        with pytest.raises(ValueError, match="vocabulary_captions"):
+            TransformContext.from_references(full, vocabulary_captions=bad)
+
+
 def test_registry_lists_what_each_transform_keeps():
     assert list(TRANSFORMS)[:3] == ["RC", "WP", "RW"]
     assert {c for c, t in TRANSFORMS.items() if t.keeps == "multiset"} == {"WP", "SO"}

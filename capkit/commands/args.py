@@ -42,6 +42,11 @@ def seed_option(parser: argparse.ArgumentParser) -> None:
                         help="random seed, a non-negative integer (default 0)")
 
 
+# bootstrap resamples (bench --n-boot, robustness --bootstrap): refused at once below 2, since an
+# interval needs several resamples and a run should not find that out after its scoring
+resamples = integer(2, " (an interval needs several resamples; e.g. 1000, or 20 for a quick look)")
+
+
 def _probe(path: Path, folder: Path, option: str, what: str) -> None:
     """Raise ValueError (naming ``option`` and ``path``) unless a file can be created in
     ``folder``, or, if it does not exist yet, in the nearest folder above it that does."""

@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from capkit.commands.args import integer, metric_list, output_dir, seed_option
+from capkit.commands.args import metric_list, output_dir, resamples, seed_option
 
 
 def _benchmark_list(text: str) -> list[str]:
@@ -29,9 +29,8 @@ def register(sub) -> None:
                         "'all'): world_expert, world_foil, world_systems")
     p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     p.add_argument("--out", type=Path, help="folder for results.json and the figures")
-    p.add_argument("--n-boot", type=integer(2, " (an interval needs several resamples; default "
-                                            "1000)"),
-                   default=None, help="bootstrap resamples (default 1000)")
+    p.add_argument("--n-boot", type=resamples, default=None,
+                   help="bootstrap resamples, at least 2 (default 1000)")
     seed_option(p)
     p.add_argument("--against", metavar="METRIC", default=None,
                    help="paired bootstrap test of every other metric against this one (e.g. "

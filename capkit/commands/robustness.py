@@ -2,6 +2,11 @@
 
 Writes files only where asked: ``--out DIR`` gets ``robustness.json`` and the curves figure
 ``robustness.png``; ``--figure PATH`` names the figure alone. Without them it only prints.
+
+``--images N`` scores a seeded subset, but RW's vocabulary always comes from every reference of
+the dataset's split (COCO Karpathy test: 25,010 captions; Flickr8k test: 5,000; world: its 500
+robustness scenes), so an AUC does not depend on N through RW's pool; RC's and HN's neighbours
+stay within the scored images. The signature names the dataset and the pool.
 """
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import argparse
 import json
 
 from capkit.cache_files import write_output
-from capkit.commands.args import metric_list, output_dir, output_file
+from capkit.commands.args import metric_list, output_dir, output_file, resamples, seed_option
 from capkit.report import format_table
 
 
@@ -41,8 +46,9 @@ def register(sub) -> None:
                         "EfficientNet-Lite0 features (default: tf-idf of the references), and "
                         "the images image metrics score against (--dataset world renders its "
                         "own)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="image resamples for the bands")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bootstrap", type=resamples, default=1000,
+                   help="image resamples for the bands, at least 2 (default 1000)")
+    seed_option(p)
     p.add_argument("--out", default=None, metavar="DIR",
                    help="folder for robustness.json and the curves figure robustness.png "
                         "(default: print only, write nothing)")
@@ -71,12 +77,13 @@ def _figure(result, path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from capkit.robustness import dataset_pictures, dataset_references, robustness
+    from capkit.robustness import dataset_pictures, dataset_references, robustness, subset
 
     out = None if args.out is None else output_dir(args.out)       # checked before any work
     figure = output_file(args.figure, "--figure") if args.figure else \
         (None if out is None else out / "robustness.png")
-    refs = dataset_references(args.dataset, n_images=args.images, seed=args.seed)
+    whole = dataset_references(args.dataset, seed=args.seed)      # RW's vocabulary corpus
+    refs = subset(whole, args.images, seed=args.seed)
     images, scenes = dataset_pictures(args.dataset, refs, args.images_dir, seed=args.seed)
     try:
         features = None
@@ -85,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
             features = image_features(list(refs), args.images_dir, progress="auto")
         result = robustness(refs, args.metrics, args.transforms, seed=args.seed,
                             n_boot=args.bootstrap, features=features, images=images,
-                            scenes=scenes,
+                            scenes=scenes, dataset=args.dataset, vocabulary_captions=whole,
+                            vocabulary_source=args.dataset,
                             progress="auto" if args.format != "json" else False)
     except ImportError as err:      # KS needs spaCy, SS the GloVe bundle: say what to install
         raise RuntimeError(str(err)) from err

@@ -6,6 +6,12 @@ image is transformed at each gamma (same seed at every gamma, so the changes are
 scored by every metric against the image's other references; each (metric, transform) gives a
 ``RobustnessCurve`` with a bootstrap band and its AUC (lower = more robust).
 
+On a subset of a dataset, give RW the whole dataset's vocabulary (``vocabulary_captions``): built
+from the evaluated references alone, Cui et al.'s rule (words seen at least 5 times) keeps only
+the commonest words of a small subset, and RW's AUC then depends on how many images are scored.
+RC's and HN's neighbours stay within the evaluated images (``TransformContext``). The signature
+names the dataset and, when RW runs, its vocabulary corpus and pool size.
+
 Explained in notebooks/04_robustness.ipynb, sections 2 ("The protocol from scratch") to 4.
 """
 from __future__ import annotations
@@ -22,6 +28,7 @@ from capkit.robustness.protocol import (
     leave_one_out,
     normalised_curve,
 )
+from capkit.models.protocol import clean_signature
 from capkit.robustness.scoring import fix_references, per_caption, score_against
 from capkit.scores import make_signature
 from capkit.transforms import GAMMAS, PAPER_TRANSFORMS, TransformContext, apply_transform
@@ -104,15 +111,19 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
                transforms: Sequence[str] = PAPER_TRANSFORMS, *,
                gammas: Sequence[float] = GAMMAS, seed: int = 0, n_boot: int = 1000,
                level: float = 0.95, context: TransformContext | None = None,
-               features=None, images: Mapping | None = None, scenes: Mapping | None = None,
-               progress: bool | str = "auto") -> RobustnessResult:
+               features=None, vocabulary_captions=None, vocabulary_source: str | None = None,
+               dataset: str | None = None, images: Mapping | None = None,
+               scenes: Mapping | None = None, progress: bool | str = "auto") -> RobustnessResult:
     """Robustness curves and AUCs of ``metrics`` under ``transforms`` (see the module docstring).
 
     ``metrics``: names (``capkit.metrics``; default: the ``classic`` suite, BLEU-1..4, ROUGE-L, CIDEr-D),
     ``module:function`` strings, callables
     ``fn(candidates, references) -> Scores | array``, or a mapping {name: any of those}.
     ``context``: a ``TransformContext`` to reuse (its neighbours, vocabulary, tags), else built
-    from ``references`` (with ``features`` for image neighbours, else the tf-idf proxy).
+    from ``references`` (with ``features`` for image neighbours, else the tf-idf proxy, and with
+    ``vocabulary_captions`` / ``vocabulary_source`` for RW's vocabulary: see
+    ``TransformContext.from_references``; default: the evaluated references). ``dataset``: the
+    name of the references' dataset, for the signature (default ``"user"``).
     ``images`` / ``scenes``: ``{image_id: image}`` / ``{image_id: Scene}`` for metrics that
     see them (``dataset_pictures`` gives both for ``"world"``).
     """
@@ -123,9 +134,16 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
     if metrics is None:
         from capkit.metrics import suite
         metrics = suite("classic")
+    if context is not None and (features is not None or vocabulary_captions is not None
+                                or vocabulary_source is not None):
+        raise ValueError("give either context= or the settings to build one (features, "
+                         "vocabulary_captions, vocabulary_source), not both: a given context "
+                         "keeps its own neighbours and vocabulary")
     loo = leave_one_out(references, seed=seed)
     if context is None:
-        context = TransformContext.from_references(references, features)
+        context = TransformContext.from_references(references, features,
+                                                   vocabulary_captions=vocabulary_captions,
+                                                   vocabulary_source=vocabulary_source)
     fixed = fix_references(metrics, loo.references, images=_rows(images, loo.images, "images"),
                            scenes=_rows(scenes, loo.images, "scenes"))
     held = normalise(loo.held_out)
@@ -142,10 +160,12 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
     weights = bootstrap_weights(len(loo), n_boot, seed)
     curves = {m: {t: _curve(m, t, gamma, np.vstack(raw[m][t]), weights, level) for t in codes}
               for m in fixed.metrics}
+    rw = context.vocabulary_provenance() if "RW" in codes else {}     # which pool RW drew from
     sig = make_signature("robustness", protocol="leave-one-out", norm="ratio-of-means",
                          auc="trapezoid", gammas=",".join(f"{x:g}" for x in gamma),
-                         seed=seed, boot=n_boot, level=level, images=len(loo),
-                         neighbours=context.neighbour_source, words="ptb")
+                         seed=seed, boot=n_boot, level=level,
+                         dataset=clean_signature(str(dataset or "user")),
+                         images=len(loo), neighbours=context.neighbour_source, words="ptb", **rw)
     return RobustnessResult(curves, loo.images, tuple(held), captions, sig,
                             {m: s.signature for m, s in base_scores.items()})
 

@@ -5,8 +5,11 @@ gamma * n of the caption's n words (at least 2, at most n) are each replaced by 
 uniformly from ``vocabulary``, never by the word itself, so the caption keeps its length and
 always changes (a 1-word caption has its word replaced). The paper's vocabulary is the 10,000
 most frequent words seen at least 5 times in the training captions (its appendix A.2);
-``build_vocabulary`` applies that rule to any caption corpus (``TransformContext.vocabulary``
-uses the references of the evaluated set).
+``build_vocabulary`` applies that rule to any caption corpus. ``TransformContext.vocabulary``
+applies it to the context's vocabulary corpus: the captions given as ``vocabulary_captions``
+(``capkit robustness`` and the notebooks give every reference of the dataset's split, so the
+pool does not depend on which subset is scored), else the context's own references, which on a
+small subset leave only the commonest words and make RW weaker.
 
 Explained in notebooks/04_robustness.ipynb, section 1, "Eight ways to break a caption".
 """
