@@ -10,7 +10,12 @@
   scenes (``dataset_pictures``): the dataset on which image metrics (UMIC, ViLBERTScore,
   CLIPScore of the world) can be studied offline.
 
-``n_images`` keeps a seeded random subset (in the dataset's order) for quick runs.
+``n_images`` keeps a seeded random subset (in the dataset's order) for quick runs; the whole
+dataset (``n_images=None``) is then what ``capkit robustness`` gives RW as its vocabulary corpus
+(``robustness(..., vocabulary_captions=...)``), so the pool does not shrink with the subset. For
+the world that is its 500 robustness scenes: the split the subset is drawn from, as for COCO and
+Flickr8k (no world model was trained on it; the world's grammar has a few dozen words, and the
+500 scenes' references use nearly all of them at least 5 times).
 ``dataset_pictures`` gives the images (and, in the world, the scenes) of a dataset's images.
 """
 from __future__ import annotations
