@@ -489,7 +489,7 @@ def test_bench_refuses_options_that_would_be_ignored(monkeypatch, capsys, argv, 
     (["--benchmarks", ""], "argument --benchmarks: give at least one benchmark name, or 'all'"),
     (["--benchmarks", " , "], "argument --benchmarks: give at least one benchmark name, or 'all'"),
     (["--n-boot", "1"], "argument --n-boot: must be an integer >= 2 (an interval needs several "
-                        "resamples; default 1000), got 1")])
+                        "resamples; e.g. 1000, or 20 for a quick look), got 1")])
 def test_bench_refuses_an_empty_run_and_a_one_resample_interval(capsys, argv, message):
     with pytest.raises(SystemExit) as exit_:
         main(["bench", "--metrics", "bleu_4", *argv])
