@@ -239,6 +239,9 @@ def test_user_data_training_validates_on_held_out_images(tmp_path):
     with pytest.raises(ValueError, match="in both references and val_references"):
         U.train_umic(str(folder), schedule=s, references=refs, images=images,
                      val_references={"s0": refs["s0"]})
+    with pytest.raises(ValueError, match=r"--val-references \(val_references\) holds 1 image"):
+        U.train_umic(str(folder), schedule=s, references=train, images=images,
+                     val_references=dict(list(val.items())[:1]))
 
 
 def test_umic_and_vilbertscore_run_on_the_fourteen_real_images(shared_data):

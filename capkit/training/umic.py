@@ -285,6 +285,12 @@ def train_umic(backbone: str | Path = "world-vilt", *, out: str | Path | None = 
                 raise ValueError(f"{len(overlap)} image id(s) are in both references and "
                                  f"val_references (first: {sorted(overlap)[:5]}); validation "
                                  "images must not be trained on")
+            for name, refs in (("--references (references)", references),
+                               ("--val-references (val_references)", val_references)):
+                if isinstance(refs, dict) and len(refs) < 2:
+                    raise ValueError(f"{name} holds {len(refs)} image(s); each of the training "
+                                     "and validation sets needs at least 2 (the negatives are "
+                                     "other images' captions): give more images")
             train, val = user_data(references, images), user_data(val_references, images)
         val_negs, val_valid = epoch_negatives(val, val.positives, seed + 999, s, world)
         history = [{"epoch": 0, "train_loss": float("nan"),
