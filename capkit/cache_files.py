@@ -170,6 +170,25 @@ def replace_folder(staged: str | os.PathLike, target: str | os.PathLike) -> None
         shutil.rmtree(old, ignore_errors=True)
 
 
+def check_replaceable(folder: str | os.PathLike, names) -> Path:
+    """``folder`` (absolute) once it is known that replacing it as a whole by a folder of the
+    files ``names`` loses nothing: it is missing, empty, or holds only such files. Raises
+    FileExistsError otherwise, or if it is a file: commands call it before their work, so a
+    long run never ends unable to save."""
+    folder = Path(folder).expanduser().absolute()
+    if folder.exists() and not folder.is_dir():
+        raise FileExistsError(f"{folder} is a file, not a folder: choose a folder to write.")
+    names = set(names)
+    extra = sorted(p.name for p in folder.iterdir() if p.name not in names) \
+        if folder.is_dir() else []
+    if extra:
+        raise FileExistsError(
+            f"{folder} already holds {', '.join(extra[:5])}{' ...' * (len(extra) > 5)}, which "
+            "would be lost: the folder is replaced as a whole. Choose a new or empty folder, or "
+            "move those files out, and write it again.")
+    return folder
+
+
 def write_folder(folder: str | os.PathLike, files: Mapping[str, bytes]) -> Path:
     """Write ``folder`` holding exactly ``files`` (name -> bytes) as a whole: each file written
     (``write_atomic``) into a ``staging_folder``, then swapped in by ``replace_folder``. A kill or
@@ -180,16 +199,7 @@ def write_folder(folder: str | os.PathLike, files: Mapping[str, bytes]) -> Path:
     Raises FileExistsError, before writing anything, if ``folder`` exists and holds anything
     but these files' names: it is replaced as a whole, so other files in it would be lost.
     """
-    folder = Path(folder).absolute()
-    if folder.exists() and not folder.is_dir():
-        raise FileExistsError(f"{folder} is a file, not a folder: choose a folder to write.")
-    extra = sorted(p.name for p in folder.iterdir() if p.name not in files) \
-        if folder.is_dir() else []
-    if extra:
-        raise FileExistsError(
-            f"{folder} already holds {', '.join(extra[:5])}{' ...' * (len(extra) > 5)}, which "
-            "would be lost: the folder is replaced as a whole. Choose a new or empty folder, or "
-            "move those files out, and write it again.")
+    folder = check_replaceable(folder, files)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staged = staging_folder(folder)
     try:

@@ -563,3 +563,24 @@ def test_train_bars_follow_capkit_progress_not_a_pipe(monkeypatch, tmp_path, env
         main(["train", "leic", "--preset", "tiny", "--format", fmt,
               "--out", str(tmp_path / "c.safetensors")])
     assert seen["progress"] is drawn
+
+
+@pytest.mark.parametrize("model", ["world-clip", "world-vilt", "umic"])
+def test_train_refuses_an_out_folder_holding_other_files_before_training(tmp_path, capsys,
+                                                                         monkeypatch, model):
+    """The checkpoint folder is replaced as a whole, so a folder holding other files would be
+    refused at the save, after the whole training: it is refused before any."""
+    import capkit.training.umic
+    import capkit.training.world_clip
+    import capkit.training.world_vilt
+    for module in (capkit.training.world_clip, capkit.training.world_vilt, capkit.training.umic):
+        for name in dir(module):
+            if name.startswith("train_"):
+                monkeypatch.setattr(module, name, lambda *a, **k: pytest.fail("trained"))
+    out = tmp_path / "runs"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert main(["train", model, "--preset", "tiny", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--out" in err and "already holds notes.txt, which would be lost" in err
+    assert (out / "notes.txt").read_text() == "mine"

@@ -76,6 +76,20 @@ def output_dir(path: str | os.PathLike, option: str = "--out") -> Path:
     return path
 
 
+def checkpoint_dir(path: str | os.PathLike, files, option: str = "--out") -> Path:
+    """``output_dir`` for a checkpoint folder written as a whole (``cache_files.write_folder``):
+    also checked before training that replacing it loses no other file, and that its parent
+    takes the staging folder beside it."""
+    from capkit.cache_files import check_replaceable
+    path = output_dir(path, option)
+    try:
+        check_replaceable(path, files)
+    except FileExistsError as err:
+        raise ValueError(f"{option}: {err}") from None
+    _probe(path.absolute().parent, path.absolute().parent, option, "output folder's parent")
+    return path
+
+
 def output_file(path: str | os.PathLike, option: str = "--out") -> Path:
     """``path`` as a Path, once it is known that the file can be written (its folder exists or
     can be created and is writable; it is not a folder); otherwise a ValueError."""

@@ -14,7 +14,7 @@ import argparse
 import json
 import time
 
-from capkit.commands.args import training_options
+from capkit.commands.args import training_bars, training_options
 
 
 def _epochs(text: str) -> tuple[int, int]:
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result = train_i2ce(args.preset, out=out, workdir=args.workdir, seed=args.seed,
                         threads=args.threads, schedule=schedule, glove=args.glove,
-                        resume=args.resume, progress="auto" if args.format != "json" else False)
+                        resume=args.resume, progress=training_bars(args))
     seconds = time.perf_counter() - start
     if args.format == "json":
         print(json.dumps({"checkpoint": str(result.path), "sha256": result.sha256,
@@ -93,14 +93,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_world_clip(args: argparse.Namespace) -> int:
-    from capkit.commands.args import output_dir
-    out = output_dir(args.out or f"world_clip_{args.preset}", "--out")   # before any training
+    from capkit.commands.args import checkpoint_dir
+    from capkit.models.world_clip import FILES
+    out = checkpoint_dir(args.out or f"world_clip_{args.preset}", FILES)   # before any training
 
     from capkit.report import format_table
     from capkit.training.world_clip import train_world_clip
     start = time.perf_counter()
     result = train_world_clip(args.preset, out=out, seed=args.seed, threads=args.threads,
-                              progress="auto" if args.format != "json" else False)
+                              progress=training_bars(args))
     seconds = time.perf_counter() - start
     if args.format == "json":
         print(json.dumps({"checkpoint": str(result.path), "sha256": result.sha256,
@@ -125,7 +126,7 @@ def run_world_captioner(args: argparse.Namespace) -> int:
     from capkit.training.world_captioner import train_world_captioner
     start = time.perf_counter()
     result = train_world_captioner(args.preset, out=out, seed=args.seed, threads=args.threads,
-                                   progress="auto" if args.format != "json" else False)
+                                   progress=training_bars(args))
     seconds = time.perf_counter() - start
     files = {step: {"checkpoint": str(path), "sha256": result.captioners[step].meta["sha256"]}
              for step, path in result.paths.items()}

@@ -93,8 +93,9 @@ def _print(result, seconds: float, keys: list[str], fmt: str, summary: str) -> N
 
 
 def run_world_vilt(args: argparse.Namespace) -> int:
-    from capkit.commands.args import device, output_dir
-    out = output_dir(args.out or f"world_vilt_{args.preset}", "--out")   # before any training
+    from capkit.commands.args import checkpoint_dir, device
+    from capkit.models.world_vilt import FILES
+    out = checkpoint_dir(args.out or f"world_vilt_{args.preset}", FILES)   # before any training
     on = device(args.device)
 
     from capkit.training.world_vilt import train_world_vilt
@@ -128,8 +129,9 @@ def _user_data(args) -> tuple[dict | None, dict | None, dict | None]:
 
 
 def run_umic(args: argparse.Namespace) -> int:
-    from capkit.commands.args import device, output_dir
-    out = output_dir(args.out or f"umic_{args.preset}", "--out")
+    from capkit.commands.args import checkpoint_dir, device
+    from capkit.models.world_vilt import FILES
+    out = checkpoint_dir(args.out or f"umic_{args.preset}", FILES)        # before any training
     on = device(args.device)
     references, images, val_references = _user_data(args)
 

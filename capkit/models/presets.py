@@ -180,23 +180,18 @@ def save_model(encoder, folder: str | Path) -> Path:
     replaced as a whole."""
     import shutil
 
-    from capkit.cache_files import replace_folder, staging_folder
+    from capkit.cache_files import check_replaceable, replace_folder, staging_folder
     target = Path(folder).expanduser().absolute()
     model = getattr(encoder, "model", None)
     if model is None or not hasattr(model, "save_pretrained"):
         raise ValueError(f"{encoder!r} is not a Hugging Face model; only those can be saved")
     if target.exists() and not target.is_dir():
-        raise FileExistsError(f"{target} is a file, not a folder: choose a folder to write.")
+        check_replaceable(target, ())            # the error for a file
     target.parent.mkdir(parents=True, exist_ok=True)
     folder = staging_folder(target)
     try:
         _write_model(encoder, model, folder)
-        extra = sorted(p.name for p in target.iterdir()
-                       if not (folder / p.name).exists()) if target.is_dir() else []
-        if extra:
-            raise FileExistsError(
-                f"{target} already holds {', '.join(extra[:5])}, which would be lost: the folder "
-                "is replaced as a whole. Choose a new or empty folder, or move those files out.")
+        check_replaceable(target, [p.name for p in folder.iterdir()])
         replace_folder(folder, target)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
