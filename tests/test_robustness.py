@@ -322,3 +322,20 @@ def test_robustness_command_runs_image_metrics_on_the_world(capsys):
     assert set(out["auc"]) == {"umic_world", "vilbertscore_world_noimage", "bleu_1"}
     assert "umic-world@" in out["signature"]["umic_world"]
     assert "images:12" in out["signature"]["robustness"]
+
+
+def test_cli_refuses_a_figure_format_matplotlib_cannot_write_before_any_work(tmp_path, capsys,
+                                                                             monkeypatch):
+    """An unknown suffix failed at the save, after the old robustness.json was removed and
+    before the new one was written: the whole run was lost. It is refused as parsed now."""
+    import capkit.robustness
+    from capkit.cli import main
+    monkeypatch.setattr(capkit.robustness, "dataset_references",
+                        lambda *a, **k: pytest.fail("work started"))
+    out = tmp_path / "res"
+    out.mkdir()
+    (out / "robustness.json").write_text("{}")
+    assert main(["robustness", "--out", str(out), "--figure", str(tmp_path / "fig.pngg")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--figure" in err and "matplotlib cannot write .pngg" in err and ".png" in err
+    assert (out / "robustness.json").read_text() == "{}"

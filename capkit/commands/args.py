@@ -100,6 +100,19 @@ def output_file(path: str | os.PathLike, option: str = "--out") -> Path:
     return path
 
 
+def figure_file(path: str | os.PathLike, option: str = "--figure") -> Path:
+    """``output_file`` for a figure, whose suffix must also be one matplotlib writes (checked
+    before the work: an unknown format found at the save would lose the run's results)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+    path = output_file(path, option)
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    if path.suffix.lower().lstrip(".") not in kinds:
+        what = path.suffix or "a name without a suffix"
+        raise ValueError(f"{option} {path}: matplotlib cannot write {what}; end the name with one "
+                         f"of {', '.join('.' + k for k in sorted(kinds))}")
+    return path
+
+
 FORMATS = ["json", "table", "markdown", "csv"]
 
 

@@ -14,7 +14,7 @@ import argparse
 import json
 
 from capkit.cache_files import write_output
-from capkit.commands.args import metric_list, output_dir, output_file, resamples, seed_option
+from capkit.commands.args import figure_file, metric_list, output_dir, resamples, seed_option
 from capkit.report import format_table
 
 
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from capkit.robustness import dataset_pictures, dataset_references, robustness, subset
 
     out = None if args.out is None else output_dir(args.out)       # checked before any work
-    figure = output_file(args.figure, "--figure") if args.figure else \
+    figure = figure_file(args.figure, "--figure") if args.figure else \
         (None if out is None else out / "robustness.png")
     whole = dataset_references(args.dataset, seed=args.seed)      # RW's vocabulary corpus
     refs = subset(whole, args.images, seed=args.seed)
