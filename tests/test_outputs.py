@@ -158,7 +158,11 @@ def _capkit_with_small_files(tmp_path, limit: int, *args: str):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     repo = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": str(repo)}
+    # matplotlib's font cache is larger than the limit: build it first, in a folder of this test,
+    # so that the limited child finds it whatever ran before (else it warns it cannot save it)
+    env = {**os.environ, "PYTHONPATH": str(repo), "MPLCONFIGDIR": str(tmp_path / "mplconfig")}
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, check=True,
+                   timeout=300)
     return subprocess.run([sys.executable, "-m", "capkit", *args], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=300, preexec_fn=limited)
 
