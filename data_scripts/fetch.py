@@ -193,14 +193,7 @@ def fetch_dataset(dataset: str, *, mirror=None, data_dir_path=None, force: bool 
     if not force and is_complete(dataset, entry, root):
         return FetchResult(dataset, "present", f"already present in {root / dataset}")
     mirror = None if mirror is None else Path(mirror).expanduser()
-    if mirror is None:
-        mirror_only = [f["path"] for f in entry["files"] if f["url"] is None]
-        if mirror_only:
-            raise ValueError(f"{', '.join(mirror_only)} {'is' if len(mirror_only) == 1 else 'are'} "
-                             "only available from a mirror (built or reformatted by the kit "
-                             "maintainers; no public origin): rerun with --mirror DIR, e.g. "
-                             "--mirror ../shared/data.")
-    elif not (mirror / dataset).is_dir():
+    if mirror is not None and not (mirror / dataset).is_dir():
         raise FileNotFoundError(f"The mirror {mirror} has no folder {dataset}/.")
     try:
         lock = file_lock(root / f".{dataset}", timeout=-1)   # a download may take long: wait
@@ -222,10 +215,17 @@ def _fetch_locked(dataset: str, entry: dict, root: Path, mirror: Path | None,
     damaged = damaged_files(dataset, entry, root) if _has_marker(dataset, entry, root) else None
     if damaged == {} and not force:
         return FetchResult(dataset, "present", f"already present in {root / dataset}")
-    if damaged != {}:  # a stale marker goes now; a valid one (--force) stays until the swap
-        marker_path(dataset, root).unlink(missing_ok=True)
     kept = [] if force or damaged is None else \
         [f["path"] for f in entry["files"] if f["path"] not in damaged]
+    # only the files to transfer need a source: a verified mirror-only file is kept, not fetched
+    mirror_only = [f["path"] for f in entry["files"] if f["url"] is None and f["path"] not in kept]
+    if mirror is None and mirror_only:
+        raise ValueError(f"{', '.join(mirror_only)} {'is' if len(mirror_only) == 1 else 'are'} "
+                         "only available from a mirror (built or reformatted by the kit "
+                         "maintainers; no public origin): rerun with --mirror DIR, e.g. "
+                         "--mirror ../shared/data.")
+    if damaged != {}:  # a stale marker goes now; a valid one (--force) stays until the swap
+        marker_path(dataset, root).unlink(missing_ok=True)
     _clean_leftovers(dataset, root)
     staged = staging_folder(root / dataset)
     try:

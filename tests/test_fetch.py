@@ -334,3 +334,31 @@ def test_cli_usage_errors(data, capsys):
     with pytest.raises(SystemExit) as e:
         main([])
     assert e.value.code == 2
+
+
+def test_a_damaged_public_file_is_repaired_without_a_mirror_when_the_mirror_only_ones_are_intact(
+        data, small_mirror, monkeypatch):
+    """Only the files to transfer need a source: a verified mirror-only file is kept, so a
+    damaged public file is fetched again from its URL with no --mirror (it used to ask for one,
+    naming an intact file); a damaged mirror-only file still asks, naming only that file."""
+    import copy
+    manifest = copy.deepcopy(load_manifest())
+    files = {f["path"]: f for f in manifest[SMALL]["files"]}
+    files["refs.json"]["url"] = None                       # as a maintainers-built file
+    fetch_dataset(SMALL, mirror=small_mirror, manifest=manifest)
+    real_open, downloaded = fetch_mod._open_source, []
+
+    def from_the_url(dataset, spec, mirror):               # the URL, served offline
+        assert mirror is None
+        downloaded.append(spec["path"])
+        return real_open(dataset, spec, small_mirror)
+    monkeypatch.setattr(fetch_mod, "_open_source", from_the_url)
+    public = data / SMALL / "good_captions.json"
+    clean = public.read_bytes()
+    public.write_bytes(clean[:-1] + (b" " if clean[-1:] != b" " else b"\n"))
+    assert fetch_dataset(SMALL, manifest=manifest).status == "fetched"
+    assert downloaded == ["good_captions.json"] and public.read_bytes() == clean
+    only = data / SMALL / "refs.json"
+    only.write_bytes(only.read_bytes()[:-1] + b" ")
+    with pytest.raises(ValueError, match=r"^refs\.json is only available from a mirror"):
+        fetch_dataset(SMALL, manifest=manifest)
