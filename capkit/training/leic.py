@@ -11,9 +11,9 @@ is what ``capkit train leic --variant leic`` runs, and how the shipped checkpoin
   human) and a negative (the same context, a fake candidate from ``Negatives``, label not human).
   A pathological fake (WP / RW) is made from the context caption; the authors' code damages a
   human caption of the image drawn independently of the context (the context 1 time in 5).
-  Measured on the shipped ``leic`` (600 COCO images), it makes no difference: mean P(human) of
-  shuffled-word fakes 0.313 made from the context against 0.308 from another reference,
-  random-word fakes 0.191 against 0.188;
+  A one-off measurement on the shipped ``leic`` (600 COCO images, not a test) saw no difference:
+  mean P(human) of shuffled-word fakes 0.313 made from the context against 0.308 from another
+  reference, random-word fakes 0.191 against 0.188;
 * ``leic`` draws the fake uniformly from {a system's caption, a pathological transform (RC / WP /
   RW with equal odds)}: images without machine captions (Flickr8k) draw pathological fakes only;
   ``leic_no_da`` uses system captions only, so it trains on the COCO images alone;
