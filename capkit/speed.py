@@ -24,12 +24,19 @@ from capkit.metrics.inputs import CaptionBatch
 
 def median_time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
     """Median wall time of `repeat` calls of fn, and its last result."""
+    _check_repeat(repeat)
     times, out = [], None
     for _ in range(repeat):
         start = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), out
+
+
+def _check_repeat(repeat: int) -> None:
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"repeat is the number of timed runs of each side, at least 1; "
+                         f"got {repeat!r}")
 
 
 def _reference_side(cands: dict[str, str], refs: dict[str, list[str]], repeat: int):
@@ -119,6 +126,7 @@ def bench_speed(cands: dict[str, str], refs: dict[str, list[str]], repeat: int =
 
     ``meteor=True`` adds a "meteor" row after "total" and ``meteor_corpus_diff``.
     """
+    _check_repeat(repeat)
     ref_t, ref_scores = _reference_side(cands, refs, repeat)
     cap_t, cap_scores = _capkit_side(cands, refs, repeat)
     ref_t["total"] = ref_t["tokenize"] + ref_t["bleu"] + ref_t["rouge_l"] + ref_t["cider_d"]
@@ -169,6 +177,7 @@ def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -
     The best time is the one least slowed by other work on the machine (on a small shared
     machine, a long pycocoevalcap run leaves the CPU slower for several seconds after it).
     """
+    _check_repeat(repeat)
     import json
     import sys
     ours = [sys.executable, "-m", "capkit", "score", "--candidates", str(candidates_path),

@@ -105,3 +105,22 @@ def test_cli_scores_a_module_function_metric_found_on_pythonpath(user_module, tm
         assert out["metrics"][name]["per_caption"] == pytest.approx(s.by_id(), abs=1e-12)
         assert out["signature"][name] == s.signature
     assert capkit.metrics.get_spec(target).name == target
+
+
+def test_seen_data_note_names_the_metrics_whose_checkpoint_saw_the_dataset():
+    from capkit.metrics import resolve
+    from capkit.metrics.registry import seen_data_note
+    specs = resolve(["bleu_4", "i2ce", "leic_mc", "leic_world", "umic_world"])
+    note = seen_data_note(specs, "coco_karpathy_test")
+    assert note.startswith("i2ce, leic_mc: the shipped checkpoint was trained on the captions")
+    assert seen_data_note(specs, "flickr30k_test") is None
+    assert seen_data_note(resolve(["bleu_4", "cider_d"]), "coco_karpathy_test") is None
+
+
+def test_real_data_checkpoints_say_which_dataset_they_saw():
+    # every real-data learned metric trained by capkit.training.corpus saw Karpathy-test
+    # captions: the registry must say so, or `capkit systems`/`robustness` give no note
+    from capkit.metrics import registered
+    real = {s.name for s in registered() if s.trained and "world" not in s.name}
+    assert real == {"i2ce", "i2ce_mean", "leic", "leic_no_da", "leic_mc", "leic_rc"}
+    assert all(get_spec(n).trained_on == {"coco_karpathy_test"} for n in real)

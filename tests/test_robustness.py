@@ -228,6 +228,18 @@ def test_cli_table(shared_data, capsys):
     assert "bleu_1" in out and "1.000" in out and "30 images of flickr8k" in out
 
 
+def test_cli_notes_metrics_trained_on_part_of_the_dataset(shared_data, capsys):
+    # the shipped I2CE saw the references of Karpathy-test images outside the benchmarks
+    assert _cli(["robustness", "--metrics", "bleu_1,i2ce", "--transforms", "WP", "--images",
+                 "20", "--bootstrap", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "capkit robustness: note: i2ce: the shipped checkpoint was trained on the captions " \
+        "of part of coco_karpathy_test's images" in err and "bleu_1" not in err
+    assert _cli(["robustness", "--metrics", "bleu_1,i2ce", "--transforms", "WP", "--images",
+                 "20", "--bootstrap", "2", "--dataset", "flickr8k"]) == 0
+    assert "note:" not in capsys.readouterr().err      # Flickr8k test was kept out of training
+
+
 def _flat(references):
     return [c for cs in references.values() for c in cs]
 

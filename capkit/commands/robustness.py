@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from capkit.cache_files import write_output
 from capkit.commands.args import figure_file, metric_list, output_dir, resamples, seed_option
@@ -77,11 +78,16 @@ def _figure(result, path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from capkit.metrics import resolve
+    from capkit.metrics.registry import seen_data_note
     from capkit.robustness import dataset_pictures, dataset_references, robustness, subset
 
     out = None if args.out is None else output_dir(args.out)       # checked before any work
     figure = figure_file(args.figure, "--figure") if args.figure else \
         (None if out is None else out / "robustness.png")
+    note = seen_data_note(resolve(args.metrics), args.dataset)
+    if note:
+        print(f"capkit robustness: note: {note}", file=sys.stderr)
     whole = dataset_references(args.dataset, seed=args.seed)      # RW's vocabulary corpus
     refs = subset(whole, args.images, seed=args.seed)
     images, scenes = dataset_pictures(args.dataset, refs, args.images_dir, seed=args.seed)

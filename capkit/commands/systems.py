@@ -23,12 +23,16 @@ def run(args: argparse.Namespace) -> int:
     from capkit.systems import score_systems
 
     from capkit.metrics import resolve
-    image_metrics = [name for name, spec in resolve(args.metrics).items()
-                     if spec.images or spec.scenes]
+    from capkit.metrics.registry import seen_data_note
+    specs = resolve(args.metrics)
+    image_metrics = [name for name, spec in specs.items() if spec.images or spec.scenes]
     if image_metrics:
         raise ValueError(f"{', '.join(image_metrics)} score captions against images, which "
                          f"{args.dataset} does not ship: score one system's captions with "
                          "`capkit score --images DIR` instead")
+    note = seen_data_note(specs, args.dataset)
+    if note:
+        print(f"capkit systems: note: {note}", file=sys.stderr)
     results = score_systems(load(args.dataset), args.metrics)
     rank_by = "cider_d" if "cider_d" in args.metrics else args.metrics[-1]
     order = sorted(results, key=lambda s: -results[s][rank_by].corpus)

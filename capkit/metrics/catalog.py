@@ -18,6 +18,9 @@ NB10 = "10_captioned_world.ipynb"
 NB05 = "05_learned_critic.ipynb"
 NB07 = "07_umic.ipynb"
 NB08 = "08_vilbertscore.ipynb"
+# The real-data checkpoints saw the captions of the Karpathy-test images outside every benchmark
+# (capkit.training.corpus: I2CE's stage 2, the critic's COCO folds).
+_COCO_TEST = frozenset({"coco_karpathy_test"})
 
 BUILTIN = [
     *(MetricSpec(f"bleu_{n}", "capkit.metrics.bleu:bleu", {"n": n}, tokens=True,
@@ -53,10 +56,12 @@ BUILTIN = [
                notebook=f"{NB03} BERTScore"),
     MetricSpec("i2ce", "capkit.metrics.i2ce:i2ce", score_range=(-1.0, 1.0),
                trained="capkit train i2ce --preset small (shipped checkpoint)",
+               trained_on=_COCO_TEST,
                paper="Zeng & Kwong (I2CE)", notebook=f"{NB06} The I2CE score", suites={"bench"}),
     MetricSpec("i2ce_mean", "capkit.metrics.i2ce:i2ce", {"aggregate": "mean"},
                score_range=(-1.0, 1.0),
                trained="capkit train i2ce --preset small (shipped checkpoint)",
+               trained_on=_COCO_TEST,
                paper="Zeng & Kwong (I2CE), mean over references",
                notebook=f"{NB06} The I2CE score"),
     MetricSpec("clipscore", "capkit.metrics.clipscore:clipscore", references=False, images=True,
@@ -75,19 +80,23 @@ BUILTIN = [
       for name, label in (("clipscore", "CLIPScore"), ("refclipscore", "RefCLIPScore"))),
     MetricSpec("leic", "capkit.metrics.leic:leic",
                trained="capkit train leic --variant leic (shipped checkpoint)",
+               trained_on=_COCO_TEST,
                paper="Cui et al. 2018 (LEIC), caption context, with augmentation",
                notebook=f"{NB05} Scoring a caption"),
     MetricSpec("leic_no_da", "capkit.metrics.leic:leic", {"model": "leic_no_da"},
                trained="capkit train leic --variant leic_no_da (shipped checkpoint)",
+               trained_on=_COCO_TEST,
                paper="Cui et al. 2018 (LEIC), caption context, no augmentation",
                notebook=f"{NB05} Scoring a caption"),
     MetricSpec("leic_mc", "capkit.metrics.leic:leic", {"model": "leic_mc"},
                trained="capkit train leic --variant leic_mc (shipped checkpoint)",
+               trained_on=_COCO_TEST,
                paper="Cui et al. 2018 (LEIC), caption context, the paper's full augmentation: "
                      "machine, Monte Carlo (a caption language model) and RC/WP/RW fakes",
                notebook=f"{NB05} Scoring a caption"),
     MetricSpec("leic_rc", "capkit.metrics.leic:leic", {"model": "leic_rc"},
                trained="capkit train leic --variant leic_rc (shipped checkpoint)",
+               trained_on=_COCO_TEST,
                paper="Cui et al. 2018 (LEIC), caption context, RC negatives only (its Flickr8k "
                      "critic)", notebook=f"{NB05} Scoring a caption"),
     *(MetricSpec(name, "capkit.metrics.leic:leic", {"model": name}, images=True,

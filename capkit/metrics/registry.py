@@ -38,6 +38,7 @@ class MetricSpec:
     document_frequency: bool = False       # accepts document_frequency=... (corpus statistics)
     downloads: str | None = None           # what it fetches from the network on first use
     trained: str | None = None             # how its shipped checkpoint is made again
+    trained_on: frozenset[str] = frozenset()   # datasets whose captions of some images it saw
     score_range: tuple[float, float] = (0.0, 1.0)
     paper: str = ""
     notebook: str = ""
@@ -47,6 +48,7 @@ class MetricSpec:
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", ReadOnlyDict(self.options))
         object.__setattr__(self, "suites", frozenset(self.suites))
+        object.__setattr__(self, "trained_on", frozenset(self.trained_on))
         unknown = set(self.suites) - set(SUITES)
         if unknown:
             raise ValueError(f"metric {self.name!r}: unknown suite(s) {sorted(unknown)}; "
@@ -89,6 +91,18 @@ def _import_target(target: str) -> Callable:
         raise ValueError(f"{target!r} is not callable; a metric is a function "
                          "fn(candidates, references) -> Scores or 1-d array")
     return fn
+
+
+def seen_data_note(specs: Mapping[str, MetricSpec], dataset: str) -> str | None:
+    """A note for a command that scores ``dataset`` with metrics whose shipped checkpoint was
+    trained on captions of some of its images (``MetricSpec.trained_on``); None if none was."""
+    seen = [name for name, spec in specs.items() if dataset in spec.trained_on]
+    if not seen:
+        return None
+    return (f"{', '.join(seen)}: the shipped checkpoint was trained on the captions of part "
+            f"of {dataset}'s images (those outside every benchmark, capkit.training.corpus), "
+            "so these scores mix images it has seen with held-out ones. Held-out numbers: "
+            "`capkit bench`, whose benchmarks' images were kept out of training.")
 
 
 _REGISTRY: dict[str, MetricSpec] = {}
