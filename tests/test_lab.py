@@ -99,6 +99,21 @@ def test_an_array_without_ids_or_signature_breaks_those_clauses():
     assert record.failed() == ["ids kept", "signature"]
 
 
+@pytest.mark.parametrize("result", [
+    lambda c: {k: 1.0 for k in c},                    # {id: score}: a student's first try
+    lambda c: ["good"] * len(c),
+    lambda c: "hello",
+])
+def test_a_result_that_is_not_numbers_is_a_breach_not_a_crash(result):
+    record = contract.check_contract(lambda c, r: result(c), CANDS, REFS)
+    assert record.failed() == ["one score per candidate"]
+    detail = record["one score per candidate"].detail
+    assert "not numbers" in detail and "return a capkit.scores.Scores" in detail
+    assert "✗ one score per candidate" in str(record)
+    with pytest.raises(TypeError, match="not numbers"):
+        contract.batch_difference(lambda c, r: result(c), CANDS, REFS, 3)
+
+
 def test_contract_on_lists_and_registered_names():
     cands, refs = list(CANDS.values()), list(REFS.values())
     assert contract.check_contract(overlap, cands, refs).passed

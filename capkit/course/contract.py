@@ -86,7 +86,13 @@ def _metric_fn(fn) -> tuple[Callable, str]:
 
 def _values(result) -> np.ndarray:
     values = result.per_caption if isinstance(result, Scores) else result
-    return np.asarray(values, dtype=np.float64).reshape(-1)
+    try:
+        return np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):        # a dict {id: score}, strings, ...: not one number each
+        text = repr(result)
+        raise TypeError(f"the metric returned a {type(result).__name__} "
+                        f"({text if len(text) <= 40 else text[:37] + '...'}), not numbers: "
+                        "return a capkit.scores.Scores with one score per candidate") from None
 
 
 def _batched(fn: Callable, ids: list[str], cands: Mapping, refs: Mapping, k: int) -> np.ndarray:
@@ -138,7 +144,11 @@ def check_contract(fn, candidates, references, *, batch_size: int | None = None,
         checks.append(ContractCheck("runs", False, f"raised {type(err).__name__}: {err}"))
         return ContractRecord(name, None, n, tuple(checks))
     checks.append(ContractCheck("runs", True, f"returned {type(first).__name__}"))
-    values = _values(first)
+    try:
+        values = _values(first)
+    except TypeError as err:                      # no numbers: the other clauses cannot be run
+        checks.append(ContractCheck("one score per candidate", False, str(err)))
+        return ContractRecord(name, None, n, tuple(checks))
     checks.append(ContractCheck("one score per candidate", len(values) == n,
                                 f"{len(values)} scores for {n} candidates"))
     got = getattr(first, "ids", None)
