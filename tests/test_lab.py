@@ -244,3 +244,24 @@ def test_bench_and_report_card(tmp_path, shared_data):
     assert "capeval1k" in card._repr_markdown_() and "mine" in repr(card)
     with pytest.raises(ValueError, match="was not benchmarked"):
         lab.report_card("other", res, baselines=["bleu_1"], contract=record, sets=sets)
+
+
+def test_a_constant_metric_gets_a_report_card_with_its_undefined_numbers(tmp_path, shared_data):
+    """Every row tied: Kendall's tau and the paired tests are NaN, written '-' and null."""
+    def constant(candidates, references):
+        cands, _, ids = align(candidates, references)
+        if not cands:
+            raise ValueError("constant: no candidates")
+        return Scores("constant", np.full(len(cands), 0.5), 0.5, make_signature("constant"), ids)
+
+    sets = lab.lab_sets(lab.dev_split(seed=0), names=("capeval1k",), n_images={"capeval1k": 30})
+    res = lab.bench({"constant": constant, "bleu_4": "bleu_4"}, sets, n_boot=10,
+                    compare=["constant"], baselines=["bleu_4"], progress=False)
+    assert np.isnan(res["capeval1k"]["constant"].value)
+    card = lab.report_card("constant", res, baselines=["bleu_4"], sets=sets, out=tmp_path,
+                           contract=contract.check_contract(constant, CANDS, REFS))
+    entry = json.loads(card.paths[1].read_text())["test_sets"]["capeval1k"]
+    assert entry["value"] is None and entry["paired"]["bleu_4"]["difference"] is None
+    row = next(line for line in card.markdown.splitlines() if line.startswith("| capeval1k"))
+    assert "| - [-, -] |" in row and "vs bleu_4: -, p = " in row
+    assert "-: undefined" in card.markdown

@@ -342,7 +342,7 @@ def _card_entry(results, name: str, metric: str, baselines: Sequence[str], rows:
 
 def _row(values: Mapping[str, float], digits: int) -> list[str]:
     return ["| " + " | ".join(values) + " |", "|" + "---|" * len(values),
-            "| " + " | ".join(f"{v:.{digits}f}" for v in values.values()) + " |", ""]
+            "| " + " | ".join(_num(v, f".{digits}f") for v in values.values()) + " |", ""]
 
 
 def _card_markdown(data: dict) -> str:
@@ -352,12 +352,13 @@ def _card_markdown(data: dict) -> str:
               "| set | rows | value [95% CI] | best baseline | paired tests (x 100, one-sided) |",
               "|---|---|---|---|---|"]
     for name, e in data["test_sets"].items():
-        tests = "; ".join(f"vs {a}: {t['difference']:+.1f}, p = {t['p_value']:.3f}"
-                          for a, t in e["paired"].items())
+        tests = "; ".join(f"vs {a}: {_num(t['difference'], '+.1f')}, p = "
+                          f"{_num(t['p_value'], '.3f')}" for a, t in e["paired"].items())
         lines.append(f"| {name} | {e['rows']} | {_num(e['value'])} [{_num(e['ci95'][0])}, "
                      f"{_num(e['ci95'][1])}] | {e['best_baseline']} "
                      f"{_num(e['baselines'][e['best_baseline']]['value'])} | {tests or '-'} |")
-    lines.append("")
+    lines += ["", "-: undefined (e.g. Kendall's tau of a metric that scores every row the same)",
+              ""] if any(_undefined(e) for e in data["test_sets"].values()) else [""]
     if data["world_foil_by_type"]:
         lines += ["## World-FOIL accuracy by error type (x 100)", "",
                   *_row(data["world_foil_by_type"], 1)]
@@ -373,8 +374,15 @@ def _card_markdown(data: dict) -> str:
     return "\n".join(lines)
 
 
-def _num(x) -> str:
-    return "-" if x is None else f"{x:.1f}"
+def _undefined(entry: dict) -> bool:
+    return entry["value"] is None or any(t["difference"] is None or t["p_value"] is None
+                                         for t in entry["paired"].values())
+
+
+def _num(x, spec: str = ".1f") -> str:
+    """A number of the card, or '-' where it is undefined (None: NaN in the results, e.g. the
+    tau of a metric that gives every row the same score)."""
+    return "-" if x is None else f"{x:{spec}}"
 
 
 def _finite(value):
