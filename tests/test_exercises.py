@@ -109,6 +109,19 @@ def test_student_version_stubs_the_solution_and_clears_outputs(tmp_path):
                for c in nb.cells if c.cell_type == "code")
 
 
+def test_student_version_drops_the_saved_widget_outputs(tmp_path):
+    path = _toy_notebook(tmp_path / "src")
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {
+        "state": {"m1": {"model_name": "OutputModel", "state": {"outputs": [
+            {"output_type": "stream", "name": "stdout", "text": "a stored table\n"}]}}},
+        "version_major": 2, "version_minor": 0}}
+    nbformat.write(nb, str(path))
+    [out] = build_student(tmp_path / "src", tmp_path / "student")
+    assert "a stored table" not in out.read_text()
+    assert "widgets" not in nbformat.read(out, as_version=4).metadata
+
+
 def test_student_version_runs_and_the_check_says_not_done(tmp_path):
     from nbclient import NotebookClient
     _toy_notebook(tmp_path / "src")

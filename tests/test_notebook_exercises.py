@@ -105,6 +105,7 @@ def test_student_versions_have_no_solutions(tmp_path):
         stubs = len(exercise_cells(_read(ROOT / "notebooks" / out.name)))
         assert text.count("# YOUR CODE HERE\\n") >= stubs >= 3, out.name
         assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
+        assert "widgets" not in nb.metadata, f"{out.name}: saved widget outputs left in"
 
 
 def test_a_student_notebook_runs_top_to_bottom(tmp_path):

@@ -44,6 +44,9 @@ def _student_copy(nb):
     # nbstripout would drop); the stub is nbgrader's default for Python
     nb, _ = ClearSolutions(enforce_metadata=False).preprocess(nb, {"language": "python"})
     nb, _ = ClearOutputPreprocessor().preprocess(nb, {})
+    # the saved widget state holds the widgets' last outputs (figures, printed tables) and would
+    # only be dead weight once the cells' outputs that show those widgets are cleared
+    nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.execution_count = None
