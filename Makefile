@@ -52,9 +52,10 @@ notebooks: setup
 	  $$nb || exit 1; $(PY) -m capkit.course.figures $$nb; done
 
 # the course lab: student notebooks (solutions replaced by NotImplementedError stubs, outputs
-# cleared) in student/, and the answer key notebooks/solutions/NN_*.py, from the same notebooks
+# cleared) in student/, and the answer key notebooks/solutions/NN_*.py, from the same notebooks;
+# a student notebook there that would change is overwritten only with FORCE=1
 student: setup
-	$(PY) -m capkit student --notebooks notebooks --out student
+	$(PY) -m capkit student --notebooks notebooks --out student $(if $(FORCE),--force)
 
 bench-speed: data
 	$(PY) -m capkit bench-speed

@@ -139,6 +139,53 @@ def test_student_build_refuses_to_overwrite_the_source(tmp_path):
         build_student(tmp_path / "empty", tmp_path / "out")
 
 
+def test_student_build_keeps_a_students_work_unless_forced(tmp_path):
+    _toy_notebook(tmp_path / "src")
+    [out] = build_student(tmp_path / "src", tmp_path / "student")
+    assert build_student(tmp_path / "src", tmp_path / "student") == [out]   # same: rewritten
+    answered = out.read_text().replace("raise NotImplementedError()", "return a + b")
+    out.write_text(answered)
+    with pytest.raises(ValueError, match=r"1 notebook\(s\) in .* would be overwritten "
+                       r"\(99_toy.ipynb\): a student's work there would be lost.*--force"):
+        build_student(tmp_path / "src", tmp_path / "student")
+    assert out.read_text() == answered
+    build_student(tmp_path / "src", tmp_path / "student", force=True)
+    assert "raise NotImplementedError()" in out.read_text()
+
+
+@pytest.mark.parametrize("region", ["    ### BEGIN SOLUTION\n    return a + b",
+                                    "    return a + b\n    ### END SOLUTION",
+                                    "    ### END SOLUTION\n    return a + b\n    ### BEGIN SOLUTION"])
+def test_an_unclosed_solution_region_names_its_notebook_and_cell(tmp_path, region):
+    path = _toy_notebook(tmp_path / "src")
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].source = "# Exercise 9.1: add\ndef add(a, b):\n" + region
+    nbformat.write(nb, str(path))
+    with pytest.raises(ValueError, match=r"99_toy.ipynb, cell 1 \('# Exercise 9.1: add'\): .* "
+                       "do not pair up; close each solution region"):
+        build_student(tmp_path / "src", tmp_path / "student")
+    assert not (tmp_path / "student").exists()
+
+
+def test_capkit_student_force_and_notebooks_without_exercises(tmp_path, capsys):
+    from capkit.cli import main
+    src = tmp_path / "src"
+    _toy_notebook(src)
+    plain = nbformat.v4.new_notebook()
+    plain.cells = [nbformat.v4.new_code_cell("x = 1")]
+    nbformat.write(plain, str(src / "98_plain.ipynb"))
+    argv = ["student", "--notebooks", str(src), "--out", str(tmp_path / "student"),
+            "--solutions", str(tmp_path / "keys")]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "no solution region (### BEGIN SOLUTION) in 98_plain: copied" in text
+    assert sorted(p.name for p in (tmp_path / "keys").iterdir()) == ["99_toy.py"]
+    (tmp_path / "student" / "98_plain.ipynb").write_text(nbformat.writes(plain))  # with notes
+    assert main(argv) == 2
+    assert "(98_plain.ipynb)" in capsys.readouterr().err
+    assert main([*argv, "--force"]) == 0
+
+
 def test_answer_key_holds_the_solutions_without_markers(tmp_path):
     key = answer_key(_toy_notebook(tmp_path))
     assert "# -------------------- Exercise 9.1 --------------------" in key

@@ -11,6 +11,9 @@ def register(sub) -> None:
     p.add_argument("--out", default="student", help="folder for the student notebooks")
     p.add_argument("--solutions", default=None,
                    help="folder for the answer key (default: NOTEBOOKS/solutions)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite student notebooks in --out that differ from the new ones "
+                   "(a student's answers there are lost)")
     p.set_defaults(func=run)
 
 
@@ -26,9 +29,13 @@ def run(args: argparse.Namespace) -> int:
             f"the answer keys' folder {solutions} (NOTEBOOKS/solutions, the default)"
         raise ValueError(f"{given} is inside --out {out}: the answer keys would ship with the "
                          "student notebooks; give --solutions a folder outside --out")
-    notebooks = build_student(args.notebooks, out)
+    notebooks = build_student(args.notebooks, out, force=args.force)
     keys = write_answer_keys(args.notebooks, solutions)
     print(f"{len(notebooks)} student notebooks in {args.out}/ (solutions replaced by "
           f"NotImplementedError stubs, outputs cleared)")
-    print(f"{len(keys)} answer keys: " + ", ".join(str(k) for k in keys))
+    print(f"{len(keys)} answer keys: " + (", ".join(str(k) for k in keys) or "none"))
+    plain = sorted({n.stem for n in notebooks} - {k.stem for k in keys})
+    if plain:
+        print(f"no solution region (### BEGIN SOLUTION) in {', '.join(plain)}: copied with "
+              "their outputs cleared, nothing stubbed")
     return 0

@@ -53,22 +53,47 @@ def _student_copy(nb):
     return nb
 
 
-def build_student(src: str | Path, out: str | Path) -> list[Path]:
-    """Write the student version of every ``NN_*.ipynb`` in ``src`` into ``out``."""
+def _check_regions(nb, path: Path) -> None:
+    """Every solution region of a code cell opened and closed, before nbgrader sees it."""
+    for i, cell in enumerate(nb.cells):
+        marks = [m.group(1) for m in _REGION.finditer(cell.source)] \
+            if cell.cell_type == "code" else []
+        if marks[0::2] != ["BEGIN"] * len(marks[0::2]) or marks[1::2] != ["END"] * len(
+                marks[1::2]) or len(marks) % 2:
+            first = cell.source.splitlines()[0][:60]
+            raise ValueError(f"{path.name}, cell {i} ({first!r}): its '### BEGIN SOLUTION' / "
+                             "'### END SOLUTION' markers do not pair up; close each solution "
+                             "region in that cell, then build the student versions again")
+
+
+def build_student(src: str | Path, out: str | Path, *, force: bool = False) -> list[Path]:
+    """Write the student version of every ``NN_*.ipynb`` in ``src`` into ``out``.
+
+    Nothing is written unless every notebook converts. A notebook already in ``out`` that
+    differs from its new student version (a student's answers and outputs, or an older build) is
+    overwritten only with ``force=True``; otherwise a ValueError lists them.
+    """
     import nbformat
 
     src, out = Path(src).resolve(), Path(out).resolve()
     if out == src:
         raise ValueError(f"the student versions would overwrite the instructors' notebooks in "
                          f"{src}: give another output folder (make student writes student/)")
-    notebooks = _notebooks(src)
-    written = []
-    for path in notebooks:
-        nb = _student_copy(nbformat.read(path, as_version=4))
-        target = out / path.name
-        write_output(target, nbformat.writes(nb) + "\n")
-        written.append(target)
-    return written
+    copies = {}
+    for path in _notebooks(src):
+        nb = nbformat.read(path, as_version=4)
+        _check_regions(nb, path)
+        copies[out / path.name] = nbformat.writes(_student_copy(nb)) + "\n"
+    changed = [t.name for t, text in copies.items()
+               if t.exists() and t.read_text(encoding="utf-8") != text]
+    if changed and not force:
+        raise ValueError(f"{len(changed)} notebook(s) in {out} differ from their new student "
+                         f"version and would be overwritten ({', '.join(changed)}): a student's "
+                         "work there would be lost. Give another output folder, or overwrite "
+                         "them with --force (make student FORCE=1)")
+    for target, text in copies.items():
+        write_output(target, text)
+    return list(copies)
 
 
 def answer_key(path: str | Path) -> str:
