@@ -186,6 +186,26 @@ def test_capkit_student_force_and_notebooks_without_exercises(tmp_path, capsys):
     assert main([*argv, "--force"]) == 0
 
 
+def test_the_guides_nbgrader_command_releases_the_committed_notebooks(tmp_path):
+    """INSTRUCTORS.md's `nbgrader generate_assignment` line, run as written on a notebook with
+    the markers and no nbgrader cell metadata (as committed): the release holds the stub."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+    [line] = [x for x in (ROOT / "INSTRUCTORS.md").read_text().splitlines()
+              if x.startswith("nbgrader generate_assignment ")]
+    _toy_notebook(tmp_path / "source" / "lab1")
+    bin_dir = str(Path(sys.executable).parent)            # nbgrader runs `alembic` from PATH
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    run = subprocess.run([str(Path(bin_dir) / "nbgrader"), *shlex.split(line)[1:]], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=300)
+    released = tmp_path / "release" / "lab1" / "99_toy.ipynb"
+    assert run.returncode == 0 and released.exists(), run.stderr[-2000:]
+    src = nbformat.read(released, as_version=4).cells[1].source
+    assert "raise NotImplementedError()" in src and "return a + b" not in src
+
+
 def test_answer_key_holds_the_solutions_without_markers(tmp_path):
     key = answer_key(_toy_notebook(tmp_path))
     assert "# -------------------- Exercise 9.1 --------------------" in key
