@@ -242,6 +242,7 @@ def test_bench_and_report_card(tmp_path, shared_data):
     assert data["baseline_signatures"]["bleu_4"].startswith("bleu_4|")
     assert data["test_sets"]["thumb"]["paired"]["bleu_4"]["p_value"] > 0
     assert "capeval1k" in card._repr_markdown_() and "mine" in repr(card)
+    assert "NOT the benchmarked metric" not in card.markdown
     with pytest.raises(ValueError, match="was not benchmarked"):
         lab.report_card("other", res, baselines=["bleu_1"], contract=record, sets=sets)
 
@@ -265,3 +266,7 @@ def test_a_constant_metric_gets_a_report_card_with_its_undefined_numbers(tmp_pat
     row = next(line for line in card.markdown.splitlines() if line.startswith("| capeval1k"))
     assert "| - [-, -] |" in row and "vs bleu_4: -, p = " in row
     assert "-: undefined" in card.markdown
+    assert "NOT the benchmarked metric" not in card.markdown
+    other = lab.report_card("constant", res, baselines=["bleu_4"], sets=sets,
+                            contract=contract.check_contract(overlap, CANDS, REFS))
+    assert "NOT the benchmarked metric: the contract was checked on `overlap|" in other.markdown

@@ -367,8 +367,12 @@ def _card_markdown(data: dict) -> str:
     record = data["contract"]
     lines += ["## Contract", "", f"{'keeps' if record['passed'] else 'BREAKS'} the contract on "
               f"{record['n']} candidates: " + "; ".join(
-                  f"{'✓' if c['passed'] else '✗'} {c['name']}" for c in record["checks"]), "",
-              "## Settings", "", *[f"- {k}: {v}" for k, v in data["settings"].items()],
+                  f"{'✓' if c['passed'] else '✗'} {c['name']}" for c in record["checks"]), ""]
+    if record["signature"] != data["signature"]:        # a record of another metric or setting
+        lines += [f"NOT the benchmarked metric: the contract was checked on "
+                  f"`{record['signature']}`; run contract.check_contract on the metric you "
+                  "benchmarked and write the card again", ""]
+    lines += ["## Settings", "", *[f"- {k}: {v}" for k, v in data["settings"].items()],
               f"- card: `{data['card']}`", "", "## Baseline signatures", "",
               *[f"- {b}: `{s}`" for b, s in data["baseline_signatures"].items()]]
     return "\n".join(lines)
