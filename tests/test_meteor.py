@@ -349,3 +349,50 @@ def test_flickr8k_correlations_match_the_literature(shared_data):
     res = benchmark({"meteor": meteor}, ["flickr8k_expert", "flickr8k_cf"], n_boot=10)
     assert res.results["flickr8k_expert"]["meteor"].value == pytest.approx(41.822, abs=0.1)
     assert res.results["flickr8k_cf"]["meteor"].value == pytest.approx(22.269, abs=0.1)
+
+
+# ---------------------------------------------------------------- the compat drop-in's input
+
+# characters Python's str.split() splits at but the jar keeps inside a word (its -norm and
+# StringTokenizer split only at " \t\n\r\f"); the other Unicode spaces the normaliser turns
+# into spaces itself (U+00A0, U+2000-U+200A, U+3000...), so both agree on those
+KEPT_BY_THE_JAR = ["\x0b", "\x1c", "\x1f", "\x85", "\u1680", "\u2028", "\u2029"]
+OTHER_SPACES = ["\t", "\x0c", "\xa0", "\u2000", "\u202f", "\u3000"]
+
+
+def test_compat_meteor_splits_captions_as_the_jar():
+    """pycocoevalcap hands each caption to the jar whole; it is not str.split() first."""
+    from capkit.compat.pycocoevalcap import Meteor
+    # meteor-1.5.jar (through pycocoevalcap 1.2): the caption "a man\x1criding a horse" has 4
+    # words, "man\x1criding" unmatched; as a reference the same string scores 0.4063
+    score, per = Meteor().compute_score({0: ["a man riding a horse", "a dog"],
+                                         1: ["a man\x1criding a horse", "a dog"]},
+                                        {0: ["a man\x1criding a horse"],
+                                         1: ["a man riding a horse"]})
+    assert per == pytest.approx([0.48079902455437884, 0.4062840465791614], abs=1e-15)
+    same = Meteor().compute_score({0: ["a man riding a horse"]}, {0: ["a man\xa0riding a horse"]})
+    assert same == (1.0, [1.0])
+
+
+@pytest.mark.java
+@needs_java
+def test_compat_meteor_equals_pycocoevalcap_on_unusual_whitespace():
+    from pycocoevalcap.meteor.meteor import Meteor as Reference
+    from capkit.compat.pycocoevalcap import Meteor
+    chars = KEPT_BY_THE_JAR + OTHER_SPACES
+    gts = {**{k: ["a man riding a horse", "a dog"] for k in range(len(chars))},
+           **{100 + k: [f"a man{c}riding  a horse", "a dog"] for k, c in enumerate(chars)}}
+    res = {**{k: [f"a man{c}riding a horse "] for k, c in enumerate(chars)},
+           **{100 + k: ["a man riding a horse"] for k in range(len(chars))}}
+    reference = Reference()
+    try:
+        expected = reference.compute_score(gts, res)
+    finally:
+        reference.meteor_p.stdin.close()
+        reference.meteor_p.kill()
+        reference.meteor_p.wait()
+        reference.meteor_p.stdout.close()
+        reference.meteor_p.stderr.close()
+    got = Meteor().compute_score(gts, res)
+    assert got[0] == pytest.approx(expected[0], abs=1e-15)
+    np.testing.assert_allclose(got[1], expected[1], rtol=0, atol=1e-15)

@@ -1,8 +1,9 @@
 """pycocoevalcap's ``(gts, res)`` dictionaries, checked and turned into capkit token batches.
 
 pycocoevalcap's scorers take ``gts = {id: [reference, ...]}`` and ``res = {id: [candidate]}``
-of *already tokenised* strings and split them themselves: BLEU, CIDEr-D and METEOR with
-``str.split()``, ROUGE-L with ``str.split(" ")`` (so ``"a  b"`` has an empty token there).
+of *already tokenised* strings and split them themselves: BLEU and CIDEr-D with
+``str.split()``, ROUGE-L with ``str.split(" ")`` (so ``"a  b"`` has an empty token there);
+METEOR hands them to the jar whole (the compat ``Meteor`` splits at spaces only).
 ``Captions`` keeps the strings in ``gts``' key order (the order of every per-caption result)
 and builds each view once, so ``COCOEvalCap`` shares one split (and one n-gram index) between
 BLEU and CIDEr-D. Nothing here tokenises: that is ``PTBTokenizer``'s job, as in the original.
@@ -42,7 +43,7 @@ class Captions:
 
     @functools.cached_property
     def batch(self) -> CaptionBatch:
-        """Tokens by ``str.split()``: what BLEU, CIDEr-D and METEOR see."""
+        """Tokens by ``str.split()``: what BLEU and CIDEr-D see."""
         return CaptionBatch([c.split() for c in self.candidates],
                             [[r.split() for r in rs] for rs in self.references], None, "split")
 

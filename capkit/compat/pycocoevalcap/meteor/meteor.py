@@ -7,6 +7,11 @@ Python, from the jar's own resource files): no JVM is started, so there is no pr
 close. As in the original, ``|||`` is removed from candidates. The original would split a
 *reference* containing ``|||`` into two references (it is the jar's field separator); here a
 reference is always one reference.
+
+The original hands each caption to the jar whole, and the jar splits it by its own rules
+(``-norm``, then ``java.util.StringTokenizer``). So captions are split here at spaces only and
+METEOR's normaliser does the rest: ``str.split()`` would also split at characters the jar keeps
+inside a word (``\x0b``, ``\x1c``-``\x1f``, ``\x85``, U+1680, U+2028, U+2029), which changed scores.
 """
 from __future__ import annotations
 
@@ -15,6 +20,12 @@ from collections.abc import Mapping
 
 from capkit.compat.pycocoevalcap.inputs import Captions, captions, score_batch
 from capkit.metrics import CaptionBatch
+
+
+def _words(text: str) -> list[str]:
+    """Split at spaces only: joined again, the text reaches METEOR's normaliser as the jar
+    would read it (runs of spaces count as one, as there)."""
+    return [w for w in text.split(" ") if w]
 
 
 class Meteor:
@@ -30,10 +41,8 @@ class Meteor:
         return self.score_captions(captions(gts, res))
 
     def score_captions(self, caps: Captions):
-        batch = caps.batch
-        if any("|||" in c for c in caps.candidates):
-            batch = CaptionBatch([c.replace("|||", "").split() for c in caps.candidates],
-                                 batch.references, None, "split")
+        batch = CaptionBatch([_words(c.replace("|||", "")) for c in caps.candidates],
+                             [[_words(r) for r in rs] for rs in caps.references], None, "split")
         with self.lock:
             s = score_batch("meteor", batch)
         return float(s.corpus), s.per_caption.tolist()
