@@ -128,6 +128,22 @@ def test_missing_corenlp_says_how_to_get_it(tmp_path):
     assert URL in str(err.value)        # without a clone: where to download it from
 
 
+def test_missing_java_says_spice_needs_it(tmp_path, monkeypatch):
+    """Without Java, SPICE's error speaks of SPICE (not of METEOR's backend), and the compat
+    Spice looks for the same java as the scoring does ($CAPKIT_JAVA included)."""
+    from capkit.compat.pycocoevalcap import Spice
+    from capkit.metrics.spice.official import spice
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CAPKIT_JAVA", raising=False)
+    for call in (lambda: spice(["a dog"], [["a dog"]], tokenizer="split"), Spice):
+        with pytest.raises(FileNotFoundError, match="SPICE needs a Java runtime") as err:
+            call()
+        assert "spice_lite" in str(err.value) and "METEOR" not in str(err.value)
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("CAPKIT_JAVA", _fake(tmp_path / "bin", "java", "exit 1"))
+    Spice(corenlp_dir=_fake_corenlp(tmp_path / "nlp"))      # found through $CAPKIT_JAVA
+
+
 def test_spice_command_per_java_version(tmp_path):
     from capkit.metrics.spice.official import spice_command
     corenlp = [p for p in sorted(_fake_corenlp(tmp_path / "nlp").iterdir())]

@@ -41,14 +41,15 @@ def sanitize(text: str) -> str:
     return _LINE_BREAKS.sub(" ", text).replace("|||", "| | |")
 
 
-def find_java(java: str | None = None) -> str:
-    """Path of the ``java`` executable, or a FileNotFoundError that says what to do."""
+def find_java(java: str | None = None, *, missing: str | None = None) -> str:
+    """Path of the ``java`` executable (``java``, else ``$CAPKIT_JAVA``, else the one on PATH),
+    or a FileNotFoundError that says what to do: ``missing``, else METEOR's message."""
     path = shutil.which(java or os.environ.get("CAPKIT_JAVA", "java"))
     if path is None:
-        raise FileNotFoundError(
+        raise FileNotFoundError(missing or (
             "METEOR backend='java' needs a Java runtime, and no `java` is on PATH: install one "
             "(e.g. `apt-get install default-jre-headless`, any Java 8+), set $CAPKIT_JAVA to its "
-            "path, or use backend='python', which gives the same scores without Java")
+            "path, or use backend='python', which gives the same scores without Java"))
     return path
 
 

@@ -129,6 +129,17 @@ def find_corenlp(folder: str | os.PathLike | None = None) -> list[Path]:
         "without Java")
 
 
+def find_spice_java(java: str | None = None) -> str:
+    """The ``java`` SPICE runs on (``java``, else ``$CAPKIT_JAVA``, else PATH), or a
+    FileNotFoundError that says what to do."""
+    from capkit.metrics.meteor.java import find_java
+    where = java or os.environ.get("CAPKIT_JAVA") or "`java` on PATH"
+    return find_java(java, missing=(
+        f"SPICE needs a Java runtime (8+), and {where} was not found: install one (e.g. "
+        "`apt-get install default-jre-headless`), then put it on PATH, set $CAPKIT_JAVA to it or "
+        "pass java='/path/to/java'; or use spice_lite, which approximates SPICE without Java"))
+
+
 @functools.lru_cache(maxsize=4)
 def java_version(java: str) -> int:
     """Major version of a Java runtime (8 for 1.8)."""
@@ -179,9 +190,8 @@ def run_spice(tests: list[str], refs: list[list[str]], *, corenlp_folder=None, j
               timeout: float = 3600, threads: int | None = None, memory: str = "8G",
               use_cache: bool = True) -> list[dict]:
     """The jar's per-caption ``scores`` dicts for aligned inputs (``f`` may be NaN)."""
-    from capkit.metrics.meteor.java import find_java
     from capkit.cache_files import cache_dir
-    java = find_java(java)
+    java = find_spice_java(java)
     corenlp = find_corenlp(corenlp_folder)
     version = java_version(java)
     cache = parse_cache(cache_dir() / "spice" / "parse-cache") if use_cache else None

@@ -11,8 +11,6 @@ of categories -> {"pr", "re", "f", ...}])`` in sorted id order, NaN where the ja
 """
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 
 from capkit.compat.pycocoevalcap.inputs import InputError
@@ -26,10 +24,9 @@ def _spice_module():
 class Spice:
     def __init__(self, *, corenlp_dir=None, java=None, timeout: float = 3600,
                  threads: int | None = None, memory: str = "8G"):
-        # fail now, before any scoring, as the original's download would
-        if shutil.which(java or "java") is None:
-            raise FileNotFoundError("SPICE needs a Java runtime (8+) and none is on PATH: "
-                                    "install one, or pass java='/path/to/java'")
+        # fail now, before any scoring, as the original's download would; the same java as
+        # run_spice will use (java=, else $CAPKIT_JAVA, else PATH)
+        _spice_module().find_spice_java(java)
         _spice_module().find_corenlp(corenlp_dir)
         self._options = dict(corenlp_folder=corenlp_dir, java=java, timeout=timeout,
                              threads=threads, memory=memory)
