@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from capkit.world import Scene, make_scenes
+from capkit.world.render import RGB
 from capkit.world.check import check
 from capkit.world.describe import describe
 from capkit.world.grammar import parse
@@ -108,11 +109,11 @@ def random_caption(rng, shapes, colors):
 
 
 def crowded_scene(rng):
-    """A scene with few attribute values so that counts and distinctness matter."""
+    """A scene with few attribute values so that counts and distinctness matter (sizes stay
+    make_scenes' own, small and big at random: a bigger object could overlap its neighbour)."""
     base = make_scenes(1, int(rng.integers(10**6)))[0].to_dict()
     for o in base["objects"]:
-        o.update(shape=rng.choice(["circle", "square"]), color=rng.choice(["red", "blue"]),
-                 size=rng.choice(["small", "big"]))
+        o.update(shape=rng.choice(["circle", "square"]), color=rng.choice(["red", "blue"]))
     return base
 
 
@@ -200,7 +201,7 @@ def test_coverage_counts_named_objects():
         dict(shape="circle", color="red", size="big", x=.2, y=.2),
         dict(shape="square", color="blue", size="big", x=.5, y=.5),
         dict(shape="star", color="red", size="small", x=.8, y=.8),
-        dict(shape="cross", color="white", size="small", x=.35, y=.65)]})
+        dict(shape="cross", color="white", size="small", x=.3, y=.65)]})
     assert check(scene, "a red circle").coverage == 0.25
     assert check(scene, "a red circle and a blue square").coverage == 0.5
     assert check(scene, "two red shapes").coverage == 0.5
@@ -288,6 +289,40 @@ def test_from_dict_rejects_empty_crowded_and_malformed_scenes():
         Scene.from_dict({"objects": [obj], "background": "sky"})
     with pytest.raises(ValueError, match="needs a capkit.world.Scene"):
         check({"objects": [obj]}, "a circle")
+    for bad in (5, "ab", [1]):
+        with pytest.raises(ValueError, match="dict"):
+            Scene.from_dict({"objects": bad})
+    for seed in ("x", -5, 1.5, True):
+        with pytest.raises(ValueError, match="background_seed"):
+            Scene.from_dict({"objects": [obj], "background_seed": seed})
+    with pytest.raises(ValueError, match="not an Obj"):
+        Scene((1, 2))
+    with pytest.raises(ValueError, match="x=True is outside the image"):
+        Scene.from_dict({"objects": [{**obj, "x": True}]})
+
+
+def test_hand_made_scenes_hide_and_clip_nothing():
+    """A caption's truth is the truth of the picture only if every object it talks about is
+    drawn whole: boxes that overlap (one object hides another) or reach over the edge (the
+    drawing is clipped) are refused, with the rule in the message."""
+    red = {"shape": "circle", "color": "red", "size": "big", "x": 0.5, "y": 0.5}
+    with pytest.raises(ValueError, match="overlap.*at least 0.2 apart"):   # four drawn as one
+        Scene.from_dict({"objects": [red] * 4})
+    square = {"shape": "square", "color": "blue", "size": "small", "x": 0.62, "y": 0.45}
+    with pytest.raises(ValueError, match="overlap"):       # a corner of each box in the other
+        Scene.from_dict({"objects": [red, square]})
+    touching = {**square, "x": 0.66}                        # 0.1 + 0.06 apart in x: allowed
+    scene = Scene.from_dict({"objects": [red, touching]})
+    pixels = np.asarray(scene.render(100)).reshape(-1, 3).tolist()
+    assert pixels.count(list(RGB["blue"])) >= 10 * 10       # the 12 x 12 px square is whole
+    with pytest.raises(ValueError, match=r"reaches over the edge.*\[0.1, 0.9\]"):
+        Scene.from_dict({"objects": [{**red, "x": 0.95}]})
+    with pytest.raises(ValueError, match="reaches over the edge"):
+        Scene.from_dict({"objects": [{**square, "y": 0.02}]})
+    Scene.from_dict({"objects": [{**square, "x": 0.94, "y": 0.06}]})   # flush with the corner
+    scenes = make_scenes(50, 0)
+    assert all(Scene(s.objects, s.background, s.background_seed) == s for s in scenes)
+    assert Scene(list(scenes[0].objects)) == Scene(scenes[0].objects)    # a list is a tuple
 
 
 def test_scene_grid_draws_every_scene_and_says_what_to_do():

@@ -1,13 +1,16 @@
 """Scenes of the captioned-image world: 1-4 coloured shapes on a plain or noisy background.
 
-A scene is pure data (no pixels): ``render.py`` draws it, ``grammar.py`` and ``semantics.py`` talk
+A scene is pure data (no pixels): ``render.py`` draws it, ``grammar.py`` and ``forms.py`` talk
 about it. Coordinates are image coordinates in [0, 1]: ``x`` grows to the right and ``y`` grows
 DOWNWARD, so "above" means a smaller ``y``. ``make_scenes`` keeps every two objects at least
 ``MIN_GAP`` apart in x AND in y, so every left/right/above/below relation between two objects is
-clear at a glance (ShapeWorld drops ambiguous scenes the same way).
+clear at a glance (ShapeWorld drops ambiguous scenes the same way). Every scene, hand-made ones
+included, keeps each object's box inside the image and apart from every other box, so nothing a
+caption talks about is clipped or hidden in the rendering.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,11 +37,17 @@ class Obj:
                                       ("size", self.size, SIZES)):
             if value not in allowed:
                 raise ValueError(f"unknown {field} {value!r}: use one of {', '.join(allowed)}")
+        m = HALF_EXTENT[self.size]
         for axis, value in (("x", self.x), ("y", self.y)):
-            if not isinstance(value, (int, float, np.floating, np.integer)) or \
+            if isinstance(value, (bool, np.bool_)) or \
+                    not isinstance(value, (int, float, np.floating, np.integer)) or \
                     not 0.0 <= float(value) <= 1.0:
                 raise ValueError(f"object {axis}={value!r} is outside the image: centres are "
                                  "numbers in [0, 1] (y grows downward)")
+            if not m <= float(value) <= 1.0 - m:       # the drawing would be clipped
+                raise ValueError(f"a {self.size} object at {axis}={float(value):g} reaches over "
+                                 f"the edge of the image: put its centre in [{m:g}, {1 - m:g}] "
+                                 f"(half its side is {m:g})")
 
     def to_dict(self) -> dict:
         return {"shape": self.shape, "color": self.color, "size": self.size,
@@ -54,28 +63,51 @@ class Scene:
     background_seed: int = 0
 
     def __post_init__(self):
+        if isinstance(self.objects, (str, bytes)) or not hasattr(self.objects, "__len__"):
+            raise ValueError(f"objects must be a list or tuple of Obj, not "
+                             f"{type(self.objects).__name__}")
+        object.__setattr__(self, "objects", tuple(self.objects))     # hashable, like make_scenes'
         if not 1 <= len(self.objects) <= MAX_OBJECTS:
             raise ValueError(f"a scene holds 1 to {MAX_OBJECTS} objects, not "
                              f"{len(self.objects)}: give a list of 1-{MAX_OBJECTS} objects")
         if self.background not in BACKGROUNDS:
             raise ValueError(f"unknown background {self.background!r}: use one of "
                              f"{', '.join(BACKGROUNDS)}")
+        if isinstance(self.background_seed, (bool, np.bool_)) or \
+                not isinstance(self.background_seed, (int, np.integer)) or self.background_seed < 0:
+            raise ValueError(f"background_seed={self.background_seed!r}: give an integer >= 0")
+        for k, obj in enumerate(self.objects):
+            if not isinstance(obj, Obj):
+                raise ValueError(f"object {k} is a {type(obj).__name__}, not an Obj: build objects "
+                                 "with Obj(shape, color, size, x, y) or use Scene.from_dict")
+        for a, b in itertools.combinations(self.objects, 2):
+            if not _apart((a.size, a.x, a.y), (b.size, b.x, b.y), 0.0):
+                reach = HALF_EXTENT[a.size] + HALF_EXTENT[b.size]
+                raise ValueError(f"the boxes of the {a.color} {a.shape} at ({a.x:g}, {a.y:g}) and "
+                                 f"the {b.color} {b.shape} at ({b.x:g}, {b.y:g}) overlap, so one "
+                                 "could hide part of the other: put their centres at least "
+                                 f"{reach:g} apart in x or in y (half a side: small "
+                                 f"{HALF_EXTENT['small']:g}, big {HALF_EXTENT['big']:g})")
 
     @classmethod
     def from_dict(cls, data: dict) -> Scene:
         """``{"objects": [{"shape", "color", "size", "x", "y"}, ...]}`` (+ optional background)."""
-        if not isinstance(data, dict) or "objects" not in data:
+        if not isinstance(data, dict) or "objects" not in data or \
+                not isinstance(data["objects"], (list, tuple)):
             raise ValueError('a scene dict needs "objects": a list of {"shape", "color", "size", '
                              '"x", "y"} dicts')
         objects = []
         for item in data["objects"]:
+            if not isinstance(item, dict):
+                raise ValueError(f"object {item!r} is not a dict: every object is a dict with "
+                                 "shape, color, size, x and y")
             missing = {"shape", "color", "size", "x", "y"} - set(item)
             if missing:
                 raise ValueError(f"object {item!r} lacks {', '.join(sorted(missing))}: every "
                                  "object needs shape, color, size, x and y")
             objects.append(Obj(item["shape"], item["color"], item["size"], item["x"], item["y"]))
         return cls(tuple(objects), data.get("background", "plain"),
-                   int(data.get("background_seed", 0)))
+                   data.get("background_seed", 0))
 
     def to_dict(self) -> dict:
         return {"objects": [o.to_dict() for o in self.objects], "background": self.background,
@@ -87,14 +119,15 @@ class Scene:
         return render(self, size)
 
 
+def _apart(a: tuple[str, float, float], b: tuple[str, float, float], gap: float) -> bool:
+    """Two (size, x, y) boxes do not overlap, and their centres are ``gap`` apart in x and y."""
+    dx, dy = abs(a[1] - b[1]), abs(a[2] - b[2])
+    reach = HALF_EXTENT[a[0]] + HALF_EXTENT[b[0]]
+    return dx >= gap and dy >= gap and (dx >= reach or dy >= reach)
+
+
 def _fits(new: tuple[str, float, float], placed: list[tuple[str, float, float]]) -> bool:
-    size, x, y = new
-    for other, ox, oy in placed:
-        dx, dy = abs(x - ox), abs(y - oy)
-        reach = HALF_EXTENT[size] + HALF_EXTENT[other]
-        if dx < MIN_GAP or dy < MIN_GAP or (dx < reach and dy < reach):
-            return False
-    return True
+    return all(_apart(new, other, MIN_GAP) for other in placed)
 
 
 def random_scene(rng: np.random.Generator, n_objects: int | None = None) -> Scene:
