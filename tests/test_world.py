@@ -311,6 +311,7 @@ def test_hand_made_scenes_hide_and_clip_nothing():
     square = {"shape": "square", "color": "blue", "size": "small", "x": 0.62, "y": 0.45}
     with pytest.raises(ValueError, match="overlap"):       # a corner of each box in the other
         Scene.from_dict({"objects": [red, square]})
+    Scene.from_dict({"objects": [{**red, "x": 0.54}, {**square, "x": 0.7}]})  # 0.7 - 0.54 < 0.16
     touching = {**square, "x": 0.66}                        # 0.1 + 0.06 apart in x: allowed
     scene = Scene.from_dict({"objects": [red, touching]})
     pixels = np.asarray(scene.render(100)).reshape(-1, 3).tolist()

@@ -81,7 +81,7 @@ class Scene:
                 raise ValueError(f"object {k} is a {type(obj).__name__}, not an Obj: build objects "
                                  "with Obj(shape, color, size, x, y) or use Scene.from_dict")
         for a, b in itertools.combinations(self.objects, 2):
-            if not _apart((a.size, a.x, a.y), (b.size, b.x, b.y), 0.0):
+            if not _apart((a.size, a.x, a.y), (b.size, b.x, b.y), 0.0, slack=1e-9):
                 reach = HALF_EXTENT[a.size] + HALF_EXTENT[b.size]
                 raise ValueError(f"the boxes of the {a.color} {a.shape} at ({a.x:g}, {a.y:g}) and "
                                  f"the {b.color} {b.shape} at ({b.x:g}, {b.y:g}) overlap, so one "
@@ -119,10 +119,12 @@ class Scene:
         return render(self, size)
 
 
-def _apart(a: tuple[str, float, float], b: tuple[str, float, float], gap: float) -> bool:
-    """Two (size, x, y) boxes do not overlap, and their centres are ``gap`` apart in x and y."""
+def _apart(a: tuple[str, float, float], b: tuple[str, float, float], gap: float,
+           slack: float = 0.0) -> bool:
+    """Two (size, x, y) boxes do not overlap (up to ``slack``, for hand-written decimals), and
+    their centres are ``gap`` apart in x and y."""
     dx, dy = abs(a[1] - b[1]), abs(a[2] - b[2])
-    reach = HALF_EXTENT[a[0]] + HALF_EXTENT[b[0]]
+    reach = HALF_EXTENT[a[0]] + HALF_EXTENT[b[0]] - slack
     return dx >= gap and dy >= gap and (dx >= reach or dy >= reach)
 
 
