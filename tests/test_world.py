@@ -222,6 +222,24 @@ def test_describe_gives_n_different_true_parsed_references():
         assert refs == describe(scene, n=5, seed=i)
 
 
+
+@pytest.mark.parametrize("a, b", [((.5, .2), (.5, .8)), ((.2, .5), (.8, .5))])
+def test_true_relations_and_foil_pairs_are_true_when_centres_tie(a, b):
+    """A hand-made scene may put two centres on one vertical (or horizontal) line: neither is
+    left of the other, so a "true" relation must come from the other axis."""
+    from capkit.world.describe import true_form
+    from capkit.world.foils import foil_pair
+    from capkit.world.forms import evaluate
+    scene = Scene.from_dict({"objects": [dict(shape="circle", color="red", size="big", x=a[0],
+                                              y=a[1]),
+                                         dict(shape="square", color="blue", size="big", x=b[0],
+                                              y=b[1])]})
+    rng = np.random.default_rng(0)
+    assert all(evaluate(true_form(scene, "relation", rng), scene) for _ in range(100))
+    for seed in range(20):
+        true, foil = foil_pair(scene, "relation", np.random.default_rng(seed))
+        assert check(scene, true).true and check(scene, foil).true is False, (true, foil)
+
 # ----------------------------------------------------------------------------- scenes, pixels
 
 def test_make_scenes_is_spaced_non_overlapping_and_deterministic():

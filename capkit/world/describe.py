@@ -26,8 +26,11 @@ def detail(obj: Obj, rng: np.random.Generator, *, keep: float = 0.9) -> Descript
 
 
 def relation_between(a: Obj, b: Obj, rng: np.random.Generator) -> str:
-    """A relation that holds from ``a`` to ``b`` (x or y axis drawn at random)."""
-    if rng.random() < 0.5:
+    """A relation that holds from ``a`` to ``b`` (x or y axis drawn at random; the other axis
+    when the two centres tie on the drawn one, as hand-made scenes may: a tie is neither left
+    nor right)."""
+    use_x = rng.random() < 0.5
+    if (use_x and a.x != b.x) or a.y == b.y:
         return "left" if a.x < b.x else "right"
     return "above" if a.y < b.y else "below"
 

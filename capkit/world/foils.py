@@ -61,6 +61,6 @@ def foil_pair(scene: Scene, foil_type: str, rng: np.random.Generator,
         if foil is None:
             continue
         record = check(scene, foil)
-        if record.grammatical and record.true is False:
+        if record.grammatical and record.true is False and check(scene, caption).true:
             return caption, foil
     return None
