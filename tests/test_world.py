@@ -313,7 +313,7 @@ def test_from_dict_rejects_empty_crowded_and_malformed_scenes():
     for seed in ("x", -5, 1.5, True):
         with pytest.raises(ValueError, match="background_seed"):
             Scene.from_dict({"objects": [obj], "background_seed": seed})
-    with pytest.raises(ValueError, match="not an Obj"):
+    with pytest.raises(ValueError, match="of type int, not Obj"):
         Scene((1, 2))
     with pytest.raises(ValueError, match="x=True is outside the image"):
         Scene.from_dict({"objects": [{**obj, "x": True}]})
@@ -360,3 +360,34 @@ def test_scene_grid_draws_every_scene_and_says_what_to_do():
     with pytest.raises(ValueError, match="axes"):
         scene_grid(scenes, axes=ax)
     plt.close("all")
+
+
+def test_bad_arguments_get_errors_that_name_them():
+    from capkit.world import Count, Description, Relation, realise, render
+    from capkit.world.foils import foil_pair
+    scene = make_scenes(1, 0)[0]
+    cases = [
+        (lambda: make_scenes("3"), r"n='3': ask for zero or more scenes"),
+        (lambda: make_scenes(2.5), r"n=2.5"),
+        (lambda: make_scenes(1, seed=-1), r"seed=-1: give a whole number >= 0"),
+        (lambda: make_scenes(1, seed=None), r"seed=None"),
+        (lambda: describe(scene, n=-1), r"n=-1: ask for zero or more references"),
+        (lambda: describe(scene, n=2.0), r"n=2.0"),
+        (lambda: describe(scene.to_dict()), r"describe needs a capkit.world.Scene, not dict"),
+        (lambda: describe(scene, seed=-1), r"seed=-1"),
+        (lambda: render(scene.to_dict()), r"render needs a capkit.world.Scene"),
+        (lambda: render(scene, 64.0), r"size=64.0: render at a whole number of 8 pixels"),
+        (lambda: Count(0, Description("circle")), r"n=0: a count says one to 4"),
+        (lambda: Count(5, Description("circle")), r"n=5: a count says one to 4"),
+        (lambda: Relation(Description(), "near", Description()), r"unknown relation 'near'"),
+        (lambda: Description("hexagon"), r"unknown shape 'hexagon' in a Description"),
+        (lambda: realise("a circle", np.random.default_rng(0)), r"not a logical form"),
+        (lambda: parse(5), r"a caption is a string, not int"),
+        (lambda: foil_pair(scene, "color", 0), r"pass np.random.default_rng"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert describe(scene, n=0) == []
+    assert describe(scene, n=np.int64(2), seed=np.int64(3)) == describe(scene, n=2, seed=3)
+    assert render(scene, np.int64(32)).tobytes() == render(scene, 32).tobytes()

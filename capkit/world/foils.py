@@ -51,6 +51,8 @@ def foil_pair(scene: Scene, foil_type: str, rng: np.random.Generator,
     foil needs two objects alike, a relation foil two objects)."""
     if foil_type not in FOIL_TYPES:
         raise ValueError(f"unknown foil type {foil_type!r}: choose one of {', '.join(FOIL_TYPES)}")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng is a {type(rng).__name__}: pass np.random.default_rng(seed)")
     for _ in range(tries):
         template = _TEMPLATES[foil_type][int(rng.integers(len(_TEMPLATES[foil_type])))]
         form = true_form(scene, template, rng)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from capkit.world.scene import Obj, Scene
+from capkit.world.scene import COLORS, MAX_OBJECTS, SHAPES, SIZES, Obj, Scene, whole
 
 RELATIONS = ("left", "right", "above", "below")
 OPPOSITE = {"left": "right", "right": "left", "above": "below", "below": "above"}
@@ -27,6 +27,13 @@ class Description:
     shape: str | None = None
     color: str | None = None
     size: str | None = None
+
+    def __post_init__(self):
+        for field, value, allowed in (("shape", self.shape, SHAPES), ("color", self.color, COLORS),
+                                      ("size", self.size, SIZES)):
+            if value is not None and value not in allowed:
+                raise ValueError(f"unknown {field} {value!r} in a Description: use one of "
+                                 f"{', '.join(allowed)}, or None to leave it unsaid")
 
     def matches(self, obj: Obj) -> bool:
         return all(want is None or want == have for want, have in
@@ -57,6 +64,13 @@ class Count:
     n: int
     what: Description
 
+    def __post_init__(self):
+        whole("n", self.n, 1, f"a count says one to {MAX_OBJECTS} (a scene holds at most "
+                              f"{MAX_OBJECTS} objects)")
+        if self.n > MAX_OBJECTS:
+            raise ValueError(f"n={self.n}: a count says one to {MAX_OBJECTS} (a scene holds at "
+                             f"most {MAX_OBJECTS} objects)")
+
     def slots(self) -> tuple[Description, ...]:
         return (self.what,) * self.n
 
@@ -66,6 +80,11 @@ class Relation:
     subject: Description
     relation: str
     object: Description
+
+    def __post_init__(self):
+        if self.relation not in RELATIONS:
+            raise ValueError(f"unknown relation {self.relation!r}: use one of "
+                             f"{', '.join(RELATIONS)}")
 
     def slots(self) -> tuple[Description, ...]:
         return (self.subject, self.object)

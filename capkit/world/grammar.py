@@ -155,6 +155,8 @@ def parse_tokens(t: list[str]) -> Form | None:
 
 def parse(caption: str) -> Form | None:
     """The logical form of ``caption``, or None when it is not a sentence of the grammar."""
+    if not isinstance(caption, str):
+        raise ValueError(f"a caption is a string, not {type(caption).__name__}")
     return parse_tokens(tokens(caption))
 
 
@@ -191,13 +193,16 @@ def realise(form: Form, rng: np.random.Generator) -> str:
     elif isinstance(form, Count):
         body = noun_phrase(form.what, rng, n=form.n)
         prefixes = ("",) + (THERE_IS if form.n == 1 else THERE_ARE) + PICTURE
-    else:
+    elif isinstance(form, Relation):
         prefixes = ("",) + THERE_IS + PICTURE
         prefix = _pick(rng, prefixes)
         verb = "is " if not prefix and rng.random() < 0.5 else ""
         body = (f"{noun_phrase(form.subject, rng)} {verb}"
                 f"{_pick(rng, RELATION_PHRASES[form.relation])} {noun_phrase(form.object, rng)}")
         return _finish(prefix, body, rng)
+    else:
+        raise ValueError(f"not a logical form: {form!r}; use Exists, Conjunction, Count or "
+                         "Relation")
     return _finish(_pick(rng, prefixes), body, rng)
 
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from capkit.world.scene import HALF_EXTENT, Scene
+from capkit.world.scene import HALF_EXTENT, Scene, whole
 
 RGB = {"red": (220, 35, 35), "green": (35, 180, 60), "blue": (45, 90, 235),
        "yellow": (240, 215, 35), "purple": (150, 55, 205), "white": (245, 245, 245)}
@@ -61,8 +61,11 @@ def background(scene: Scene, size: int):
 def render(scene: Scene, size: int = 64):
     """A ``size`` x ``size`` PIL RGB image of ``scene`` (also ``scene.render(size)``)."""
     from PIL import Image, ImageDraw
-    if not isinstance(size, int) or size < 8:
-        raise ValueError(f"size={size!r}: render at 8 pixels or more (64 is the default)")
+    if not isinstance(scene, Scene):
+        raise ValueError(f"render needs a capkit.world.Scene, not {type(scene).__name__}: build "
+                         "one with Scene.from_dict or make_scenes")
+    size = whole("size", size, 8, "render at a whole number of 8 pixels or more (64 is the "
+                                  "default)")
     big = size * SUPERSAMPLE
     colors = Image.new("RGB", (big, big))
     mask = Image.new("L", (big, big))

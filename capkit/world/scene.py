@@ -78,7 +78,7 @@ class Scene:
             raise ValueError(f"background_seed={self.background_seed!r}: give an integer >= 0")
         for k, obj in enumerate(self.objects):
             if not isinstance(obj, Obj):
-                raise ValueError(f"object {k} is a {type(obj).__name__}, not an Obj: build objects "
+                raise ValueError(f"object {k} is of type {type(obj).__name__}, not Obj: build objects "
                                  "with Obj(shape, color, size, x, y) or use Scene.from_dict")
         for a, b in itertools.combinations(self.objects, 2):
             if not _apart((a.size, a.x, a.y), (b.size, b.x, b.y), 0.0, slack=1e-9):
@@ -153,10 +153,19 @@ def random_scene(rng: np.random.Generator, n_objects: int | None = None) -> Scen
                  int(rng.integers(2**31 - 1)))
 
 
+def whole(name: str, value, least: int = 0, what: str = "") -> int:
+    """``value`` as an int when it is a whole number >= ``least`` (numpy integers included, bools
+    and floats not), else a ValueError that names the argument."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or \
+            value < least:
+        raise ValueError(f"{name}={value!r}: {what or f'give a whole number >= {least}'}")
+    return int(value)
+
+
 def make_scenes(n: int, seed: int = 0, *, stream: int = 0) -> list[Scene]:
     """``n`` random scenes; scene ``i`` depends only on (``stream``, ``seed``, ``i``), so the first
     100 of 1,000 scenes are the 100 scenes of ``make_scenes(100, seed)``. ``stream`` keeps
     splits apart (``capkit.world.splits``)."""
-    if n < 0:
-        raise ValueError(f"n={n}: ask for zero or more scenes")
+    n = whole("n", n, 0, "ask for zero or more scenes (a whole number)")
+    seed, stream = whole("seed", seed), whole("stream", stream)
     return [random_scene(np.random.default_rng([stream, seed, i])) for i in range(n)]
