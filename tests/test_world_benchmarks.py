@@ -96,6 +96,17 @@ def test_world_expert_ratings_follow_the_rubric(world):
     assert all(data.candidates[k] not in data.references[k] for k in held_out)
 
 
+
+def test_the_rubric_as_documented_gives_3_to_a_true_caption_missing_several_objects():
+    from capkit.meta_eval import get_protocol
+    from capkit.world import Scene
+    four = Scene.from_dict({"objects": [dict(shape="circle", color="red", size="big", x=x, y=x)
+                                        for x in (.2, .4, .6, .8)]})
+    record = check(four, "there is a shape")
+    assert record.true and record.coverage == 0.25 and record.rating == 3      # misses three
+    assert "3 true, misses one or more" in get_protocol("world_expert").target
+    assert "misses one or more" in type(record).rating.__doc__
+
 def test_world_foil_pairs_differ_in_one_word(world):
     from capkit.world.grammar import tokens
     from capkit.world.splits import split_scenes

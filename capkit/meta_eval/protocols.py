@@ -114,8 +114,8 @@ _WORLD_ENTRIES = [
         rows="150 scenes x 14 captions (10 rule-based systems, 3 checkpoints of the trained world "
              "captioner, 1 held-out reference), one rating each",
         references="5 describe() references of the scene",
-        target=("rubric 1-4: 4 true, names every object; 3 true, misses one; 2 false; "
-                "1 ungrammatical"),
+        target=("rubric 1-4: 4 true, names every object; 3 true, misses one or more; "
+                "2 false; 1 ungrammatical"),
         description="World-Expert: Kendall tau-c over 2,100 rubric ratings (as Flickr8k-Expert)"),
     Protocol(
         name="world_foil", loader="world_foil", options={"n_scenes": 150, "seed": 0},

@@ -25,8 +25,8 @@ class Check:
 
     @property
     def rating(self) -> int:
-        """The world_expert rubric: 4 true and names every object; 3 true, misses one; 2
-        grammatical but false; 1 ungrammatical."""
+        """The world_expert rubric: 4 true and names every object; 3 true, misses one or more
+        ("there is a shape" in a scene of four); 2 grammatical but false; 1 ungrammatical."""
         if not self.grammatical:
             return 1
         if not self.true:
