@@ -125,6 +125,27 @@ def test_world_foil_pairs_differ_in_one_word(world):
         assert all(tokens(r) != t for r in refs) and len(refs) == 5
 
 
+
+def test_a_colour_or_shape_foil_word_can_be_in_the_references(world):
+    """A foil's new colour or shape may belong to another object of the scene, so the references
+    can contain it; notebook 10's prose must not say they never do."""
+    import json
+    from pathlib import Path
+
+    from capkit.world.grammar import tokens
+    data = world["world_foil"]
+    found = set()
+    for k in range(len(data)):
+        true, foil = (data.caption_a[k], data.caption_b[k])[::1 if data.label[k] == 0 else -1]
+        word = next(f for t, f in zip(tokens(true), tokens(foil)) if t != f)
+        if any(word in tokens(r) for r in data.references[k]):
+            found.add(str(data.category[k]))
+    assert {"color", "shape"} <= found
+    notebook = Path(__file__).parents[1] / "notebooks" / "10_captioned_world.ipynb"
+    prose = " ".join("".join(c["source"]) for c in json.loads(notebook.read_text())["cells"]
+                     if c["cell_type"] == "markdown").replace("\n", " ")
+    assert "appears in none of the references" not in prose
+
 def test_system_statistic_matches_system_level(world):
     from capkit.meta_eval.stats import SystemStatistic, system_level
     data = world["world_systems"]
