@@ -274,6 +274,16 @@ def test_render_is_deterministic_rgb_and_antialiased():
         scene.render(0)
 
 
+
+def test_background_is_darker_than_every_colour_in_its_strongest_channel():
+    from capkit.world.render import background
+    greys = max(int(np.asarray(background(s, 64)).max()) for s in make_scenes(300, 4))
+    assert greys <= 120 < min(max(rgb) for rgb in RGB.values())
+    luma = {c: 0.299 * r + 0.587 * g + 0.114 * b for c, (r, g, b) in RGB.items()}
+    assert min(luma.values()) < greys        # so the docstring must not say "darker" plainly
+    import importlib
+    assert "always darker than" not in importlib.import_module("capkit.world.render").__doc__
+
 def test_scene_dict_round_trip():
     for scene in make_scenes(20, 2):
         assert Scene.from_dict(scene.to_dict()) == scene
