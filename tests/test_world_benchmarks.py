@@ -34,6 +34,14 @@ def test_systems_make_their_named_error(outputs):
     assert np.mean([c.coverage for c in outputs["generic"]]) < np.mean(cover)
 
 
+
+def test_wrong_relation_swaps_a_colour_where_a_scene_has_one_object(outputs):
+    kinds = {len(s.objects) > 1: set() for s in SCENES}
+    for scene, record in zip(SCENES, outputs["wrong_relation"]):
+        kinds[len(scene.objects) > 1].add(type(record.form).__name__)
+    assert kinds[True] == {"Relation"} and "Relation" not in kinds[False]
+    assert "one-object scene" in ERRORS["wrong_relation"]
+
 def test_records_are_the_checks_of_the_captions_and_deterministic(outputs):
     for name, out in outputs.items():
         assert [check(s, c.caption) for s, c in zip(SCENES, out)] == out

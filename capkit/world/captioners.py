@@ -29,12 +29,14 @@ ERRORS = {
     "hallucinated_object": "names an object (shape and colour) that is not in the scene",
     "wrong_color": "one object gets a colour that makes the caption false",
     "wrong_shape": "one object gets a shape that makes the caption false",
-    "wrong_relation": "left/right or above/below swapped",
+    "wrong_relation": "left/right or above/below swapped (a one-object scene has no relation: "
+                      "there a colour is swapped instead)",
     "wrong_count": "a count off by one",
     "generic": "true but says nothing: 'a shape', 'there is an object'",
     "repetition": "a true caption whose last words repeat, as degenerate decoders do",
     "shuffled": "the words of a true caption in random order",
-    "ungrammatical": "a true caption with one word dropped, doubled or mis-inflected",
+    "ungrammatical": "a true caption with one word dropped or doubled, every a/an swapped, or "
+                     "its shape nouns pluralised",
 }
 # the learned systems: capkit.models.world_captioner's shipped checkpoints, run by
 # capkit.data.world.learned_systems (world never imports models); their errors are not named
