@@ -4,7 +4,8 @@ The background is a plain grey or grey noise whose level comes from ``scene.back
 a model cannot find the objects by their contrast with one fixed colour. Its grey never exceeds
 120, and every object colour has a channel of 180 or more, so white shapes stay visible (by
 brightness alone red, blue and purple, about 90-100, can be darker than the noisiest grey: the
-background is darker in every colour's strongest channel, not in luminance). Same scene, same size -> same pixels.
+background is darker in every colour's strongest channel, not in luminance).
+Same scene, same size -> same pixels.
 Speed: ``benchmarks/world_render_speed.py``.
 """
 from __future__ import annotations

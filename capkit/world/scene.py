@@ -78,8 +78,8 @@ class Scene:
             raise ValueError(f"background_seed={self.background_seed!r}: give an integer >= 0")
         for k, obj in enumerate(self.objects):
             if not isinstance(obj, Obj):
-                raise ValueError(f"object {k} is of type {type(obj).__name__}, not Obj: build objects "
-                                 "with Obj(shape, color, size, x, y) or use Scene.from_dict")
+                raise ValueError(f"object {k} is of type {type(obj).__name__}, not Obj: build "
+                                 "objects with Obj(shape, color, size, x, y) or Scene.from_dict")
         for a, b in itertools.combinations(self.objects, 2):
             if not _apart((a.size, a.x, a.y), (b.size, b.x, b.y), 0.0, slack=1e-9):
                 reach = HALF_EXTENT[a.size] + HALF_EXTENT[b.size]
