@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from capkit.metrics.bertscore import (
-    DEFAULT_LAYERS, IdfTable, bertscore, idf_table, read_baseline,
+    DEFAULT_LAYERS, IdfTable, bert_score_layers, bertscore, idf_table, read_baseline,
 )
 from capkit.metrics import score
 from capkit.models.presets import load_model
@@ -77,6 +77,45 @@ def test_default_layer_and_signature():
     assert "all-MiniLM-L6-v2" in s.signature and "layer:5" in s.signature
     tiny = bertscore(CANDS, REFS, model="tiny-bert")
     assert UNTRAINED in tiny.signature and tiny.parts["layer"] == 3
+
+
+def test_the_layer_table_is_bert_scores():
+    from bert_score.utils import model2layers
+    assert bert_score_layers() == model2layers
+
+
+@pytest.fixture(scope="module")
+def six_layer_bert(tmp_path_factory):
+    """An untrained 6-layer BERT written as a Hugging Face folder (no download)."""
+    from transformers import BertConfig, BertModel
+    from capkit.models import tiny
+    tok = tiny.wordpiece_tokenizer()
+    config = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=6,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+    folder = tmp_path_factory.mktemp("six_layer_bert")
+    BertModel(config, add_pooling_layer=False).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def test_a_hub_name_gets_bert_scores_layer_and_an_unknown_one_the_last_with_a_warning(
+        six_layer_bert):
+    """bert_score scores distilbert-base-uncased (6 layers) at layer 5, not its last layer."""
+    import warnings
+    from capkit.models.text_encoders import load_text_encoder
+    named = load_text_encoder(six_layer_bert, name="distilbert-base-uncased")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = bertscore(CANDS, REFS, model=named)
+    assert s.parts["layer"] == 5 and "layer:5" in s.signature
+    np.testing.assert_allclose(s.per_caption,
+                               bertscore(CANDS, REFS, model=named, layer=5).per_caption)
+    with pytest.warns(UserWarning, match="no default layer for .*pass layer="):
+        s = bertscore(CANDS, REFS, model=str(six_layer_bert))
+    assert s.parts["layer"] == 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # capkit's tiny presets: no warning
+        assert bertscore(CANDS, REFS, model="tiny-bert").parts["layer"] == 3
 
 
 def test_identical_texts_score_one_and_f_is_the_harmonic_mean():

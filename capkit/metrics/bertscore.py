@@ -23,12 +23,16 @@ For a candidate x and a reference y, with unit-length contextual token vectors o
 
 Default model: all-MiniLM-L6-v2 (offline bundle), layer 5 of 6, following bert_score's choice
 for 6-layer distilled models (distilbert-base-uncased, distilroberta-base: layer 5); the paper's
-English default is roberta-large layer 17 (``model="roberta-large"``, online).
+English default is roberta-large layer 17 (``model="roberta-large"``, online). Any other hub
+name takes bert_score's layer for it (its ``model2layers`` table, shipped as
+``bertscore_baselines/bert_score_layers.csv``); a model not in that table (a local folder, a new
+name) takes its last layer, with a warning, where bert_score would ask for ``num_layers``.
 Explained in notebooks/03_embedding_metrics.ipynb, section 3 "BERTScore".
 """
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import warnings
 from collections import Counter
@@ -41,9 +45,9 @@ import numpy as np
 from capkit.metrics.inputs import align
 from capkit.scores import Scores, content_hash, make_signature
 
-# bert_score's layer table for the models capkit names (model2layers); others: the last layer
-DEFAULT_LAYERS = {"minilm": 5, "bert-base": 9, "bert-base-uncased": 9, "roberta-base": 10,
-                  "roberta-large": 17, "microsoft/deberta-xlarge-mnli": 40}
+# capkit's presets (bert-base = bert-base-uncased); hub names: bert_score's table, LAYER_TABLE
+DEFAULT_LAYERS = {"minilm": 5, "bert-base": 9}
+LAYER_TABLE = "bert_score_layers.csv"   # bert_score 0.3.13's model2layers (MIT), copied
 BASELINES = {"minilm": "minilm.csv"}     # shipped under capkit/metrics/bertscore_baselines/
 MULTI_REF = ("max", "best_f")
 
@@ -203,10 +207,27 @@ def model_name(model: object, enc) -> str | None:
     return model if isinstance(model, str) else getattr(enc, "name", None)
 
 
+@functools.lru_cache(maxsize=1)
+def bert_score_layers() -> dict[str, int]:
+    """bert_score's default layer of each hub model it knows (``model2layers``)."""
+    ref = resources.files("capkit.metrics") / "bertscore_baselines" / LAYER_TABLE
+    with ref.open(newline="") as f:
+        return {r["MODEL"]: int(r["LAYER"]) for r in csv.DictReader(f)}
+
+
 def choose_layer(model: object, enc, layer: int | None) -> int:
-    """``layer``, else bert_score's table entry for the model name, else the last layer."""
+    """``layer``, else capkit's preset layer or bert_score's for the model name, else the last
+    layer (with a warning, except for capkit's untrained ``tiny-*`` presets)."""
     if layer is None:
-        layer = DEFAULT_LAYERS.get(model_name(model, enc), enc.num_layers)
+        name = model_name(model, enc)
+        layer = DEFAULT_LAYERS.get(name, bert_score_layers().get(name))
+        if layer is None:
+            layer = enc.num_layers
+            if not str(name).startswith("tiny-"):
+                warnings.warn(f"bert_score has no default layer for {name!r}, so BERTScore uses "
+                              f"its last layer ({layer}); bert_score picks a middle layer per "
+                              "model (e.g. 17 of 24 for roberta-large): pass layer= to choose "
+                              "one, and report it", stacklevel=3)
     return enc.check_layer(layer)
 
 
