@@ -168,6 +168,12 @@ def test_custom_baseline_file_and_missing_baseline_errors(tmp_path):
     raw = bertscore(CANDS, REFS, model="tiny-bert")
     s = bertscore(CANDS, REFS, model="tiny-bert", rescale_with_baseline=True, baseline=path)
     np.testing.assert_allclose(s.per_caption, (raw.per_caption - 0.5) / 0.5)
+    other = tmp_path / "other" / "b.csv"                   # same name, other numbers
+    other.parent.mkdir()
+    other.write_text("LAYER,P,R,F\n" + "".join(f"{i},0.3,0.3,0.3\n" for i in range(4)))
+    t = bertscore(CANDS, REFS, model="tiny-bert", rescale_with_baseline=True, baseline=other)
+    assert not np.allclose(s.per_caption, t.per_caption)
+    assert "rescale:b.csv#" in s.signature and s.signature != t.signature
     with pytest.raises(ValueError, match="ships a rescaling baseline only"):
         bertscore(CANDS, REFS, model="tiny-bert", rescale_with_baseline=True)
     with pytest.raises(FileNotFoundError, match="bertscore_baseline"):

@@ -18,6 +18,7 @@ For a candidate x and a reference y, with unit-length contextual token vectors o
 * Baseline rescaling: (s - b) / (1 - b) with b the layer's P/R/F on unrelated caption pairs. capkit
   ships b for its default model (``bertscore_baselines/minilm.csv``, made by
   ``python -m data_scripts.bertscore_baseline``); pass ``baseline=`` a file for other models.
+  The signature names the file and a hash of its content (``rescale:<name>#<sha256[:10]>``).
   A linear map: it changes readability, never a correlation.
 * Corpus score: the mean F (bert_score has no corpus formula).
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import hashlib
 import math
 import warnings
 from collections import Counter
@@ -302,8 +304,9 @@ def bertscore(candidates, references=None, images=None, *, model: object = "mini
     prf, best = best_reference(pairs, owner, len(cands), multi_ref)
     rescale = "no"
     if rescale_with_baseline:
-        path, rescale = _baseline_path(model_name(model, enc), baseline)
+        path, name = _baseline_path(model_name(model, enc), baseline)
         b = read_baseline(path, layer)
+        rescale = f"{name}#{hashlib.sha256(path.read_bytes()).hexdigest()[:10]}"  # the file
         prf = (prf - b) / (1 - b)
     parts: dict[str, object] = {"P": prf[:, 0], "R": prf[:, 1], "F": prf[:, 2],
                                 "best_reference": best, "layer": layer}
