@@ -76,6 +76,11 @@ def test_any_glove_text_file_works(tmp_path):
     assert s.per_caption[0] == pytest.approx(expected)
     g = GloVe(["dog", "cat"], np.eye(2))
     assert mean_glove(["dog"], [["cat"]], glove=g).per_caption[0] == pytest.approx(0.0)
+    other = mean_glove(["dog"], [["cat"]], glove=GloVe(["dog", "cat"], [[1, 0], [0.6, 0.8]]))
+    assert other.per_caption[0] == pytest.approx(0.6)
+    assert "vectors:given#" in other.signature           # other numbers, another signature
+    assert other.signature != mean_glove(["dog"], [["cat"]], glove=g).signature
+    assert f"vectors:tiny.txt#{load_glove(path).digest}" in s.signature
     vecs, counts = sentence_vectors(["dog dog cat"], g, frozenset())
     np.testing.assert_allclose(vecs[0], [2 / 3, 1 / 3]) and counts[0] == 3
 

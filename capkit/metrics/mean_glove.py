@@ -10,7 +10,8 @@ downloaded offline). The corpus score is the mean over captions, as in the paper
 Choices the paper leaves open, fixed here and recorded in the signature:
 
 * vectors: GloVe 6B 50-d from the offline bundle (``capkit.models.glove``); any GloVe text file
-  via ``glove=`` (the paper does not say which GloVe; 300-d is common);
+  via ``glove=`` (the paper does not say which GloVe; 300-d is common), named in the signature
+  by file name and a hash of its words and vectors;
 * words: lower-cased runs of letters and digits, inner hyphens / apostrophes kept when GloVe has
   the whole word ("t-shirt"), else split ("dog's" -> "dog", "s"); words GloVe lacks are skipped;
 * a caption with no known content word has the zero vector; its cosines are 0 (``n_empty``).
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 
@@ -59,6 +61,15 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.where(norm > 0, norm, 1.0)
 
 
+def vectors_name(glove) -> str:
+    """The offline bundle by its pin; any other vectors (a text file, a given ``GloVe``) by
+    name and a hash of their content, since a path or "given" does not say which numbers."""
+    from capkit.models.glove import BUNDLE_SOURCE
+    if glove.source == BUNDLE_SOURCE:
+        return glove.source.split(" ")[0]
+    return f"{Path(glove.source).name}#{glove.digest}"
+
+
 def mean_glove(candidates, references=None, images=None, *, glove=None,
                stopwords: str | Iterable[str] = "nltk") -> Scores:
     """MEAN per caption: mean over references of cos(mean vector of candidate, of reference).
@@ -82,7 +93,7 @@ def mean_glove(candidates, references=None, images=None, *, glove=None,
     per = np.bincount(owner, weights=cos, minlength=len(cands)) / np.maximum(
         np.bincount(owner, minlength=len(cands)), 1)
     stop_name = stopwords if isinstance(stopwords, str) else f"given#{content_hash(stop)}"
-    sig = make_signature("mean_glove", vectors=vectors.source.split(" ")[0], dim=vectors.dim,
+    sig = make_signature("mean_glove", vectors=vectors_name(vectors), dim=vectors.dim,
                          stopwords=f"{stop_name}({len(stop)})", refs="mean_cos",
                          tok="words", oov="skip")
     parts = {"n_words": counts[c_rows], "n_empty": int((counts == 0).sum())}

