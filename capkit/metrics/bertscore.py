@@ -150,11 +150,18 @@ def pair_scores(states, weights: np.ndarray, cand_rows: np.ndarray, ref_rows: np
         groups.setdefault(tuple(ref_rows[first[i]:first[i] + counts[i]]), []).append(i)
     with threadpool_limits(limits=1, user_api="blas"):   # many small products: threads only wait
         _match_groups(unit, weights, off, cand_rows, groups, first, out)
-    # a text with no weighted token (e.g. an empty caption: [CLS] [SEP] only) scores its pairs
-    # 0, P and R included, as bert_score does (its [CLS] still resembles the other text's tokens)
-    blank = np.diff(off) == 0
-    blank[~blank] = np.isnan(weights[off[:-1][~blank]])
-    out[blank[cand_rows][owner] | blank[ref_rows], :2] = 0.0
+    # as bert_score: an empty text ([CLS] [SEP] only) scores its pairs P = R = 0 (its [CLS]
+    # still resembles the other text's tokens); a text whose tokens all weigh 0 (idf 0: in every
+    # document) gets its own side 0, P for a candidate, R for a reference (bert_score: NaN);
+    # either way F = 0
+    lengths = np.diff(off)
+    unweighted = np.ones(len(lengths), bool)
+    unweighted[lengths > 0] = np.isnan(weights[off[:-1][lengths > 0]])
+    empty = unweighted & (lengths <= 2)
+    c_none, r_none = unweighted[cand_rows][owner], unweighted[ref_rows]
+    both = empty[cand_rows][owner] | empty[ref_rows]
+    out[c_none | both, 0] = 0.0
+    out[r_none | both, 1] = 0.0
     p, r = out[:, 0], out[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         out[:, 2] = np.where(p + r != 0, 2 * p * r / (p + r), 0.0)
@@ -187,7 +194,8 @@ def token_weights(states, table: IdfTable | None, specials: frozenset[int]) -> n
     if n_empty:
         warnings.warn(f"{n_empty} text(s) have no token with weight > 0 (nothing but special "
                       "tokens, or only tokens that every idf document contains); their pairs "
-                      "score 0, as in bert_score", stacklevel=3)
+                      "score F = 0 as in bert_score (P and R 0 for an empty text; else that "
+                      "text's side, P or R, 0 where bert_score gives NaN)", stacklevel=3)
     with np.errstate(invalid="ignore", divide="ignore"):
         return w / np.repeat(totals, states.lengths)
 
