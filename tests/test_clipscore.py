@@ -141,6 +141,8 @@ def test_user_errors_say_what_to_do(real_images):
         clipscore(["a dog"], model="tiny-clip")
     with pytest.raises(ValueError, match="variant must be one of"):
         clipscore(["a dog"], images=[path], model="tiny-clip", variant="open_clip")
+    with pytest.raises(ValueError, match="has no w"):               # not ignored silently
+        clipscore(["a dog"], images=[path], model="tiny-clip", variant="torchmetrics", w=1.0)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         clipscore(["a dog"], images=["/no/such.jpg"], model="tiny-clip")
     with pytest.raises(ValueError, match="empty or whitespace-only"):

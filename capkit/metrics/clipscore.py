@@ -70,6 +70,9 @@ def clipscore(candidates, references=None, images=None, *, model: object = None,
     from capkit.models.images import align_images
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    if variant == "torchmetrics" and w != W:
+        raise ValueError(f"variant='torchmetrics' scales by 100 and has no w (got w={w!r}); "
+                         "leave w out, or use variant='paper' to weight the cosine by w")
     texts, ids = candidate_texts(candidates)
     pictures = align_images(candidates, images)
     enc = _clip(model, device)
