@@ -152,7 +152,7 @@ def test_a_hub_name_offline_says_what_to_use_instead():
 
 
 def test_a_long_loading_error_is_one_line_cut_at_a_word():
-    from capkit.models.text_encoders import hub_error
+    from capkit.models.hub import hub_error
     cause = OSError("We couldn't connect to 'https://huggingface.co' to load the files,\n"
                     "and couldn't find them in the cached files. " + "Check your connection. " * 20)
     message = hub_error("openai/clip-vit-base-patch32", "CLIP model", None, "tiny-clip", cause)

@@ -92,21 +92,16 @@ def load_bridgetower(name_or_path: str | Path, *, device: str | None = None) -> 
     (``save_pretrained``'s; without a ``preprocessor_config.json`` the default processor)."""
     from transformers import AutoTokenizer, BridgeTowerModel
 
-    from capkit.models.runtime import quiet_loading
+    from capkit.models.hub import hub_loading
     path = Path(str(name_or_path)).expanduser()
     name = str(path) if path.exists() else str(name_or_path)
-    try:
-        with quiet_loading():
-            model = BridgeTowerModel.from_pretrained(name)
-            tokenizer = AutoTokenizer.from_pretrained(name)
-            processor = (_processor_class()() if path.is_dir() and not
-                         (path / "preprocessor_config.json").is_file()
-                         else _processor_class().from_pretrained(name))
-    except OSError as err:
-        raise FileNotFoundError(
-            f"could not load the BridgeTower model {name!r} ({type(err).__name__}: "
-            f"{str(err)[:200]}). Hub names need the internet once; offline, give a folder "
-            "written by save_pretrained, or use the shipped model='world-vilt'") from None
+    with hub_loading(name, "BridgeTower model", tiny="tiny-vilt",
+                     offline="the shipped model='world-vilt'") as opts:
+        model = BridgeTowerModel.from_pretrained(name, **opts)
+        tokenizer = AutoTokenizer.from_pretrained(name, **opts)
+        processor = (_processor_class()() if path.is_dir() and not
+                     (path / "preprocessor_config.json").is_file()
+                     else _processor_class().from_pretrained(name, **opts))
     return BridgeTowerEncoder(model, tokenizer, processor,
                               source_signature(name, model.config), device=device)
 

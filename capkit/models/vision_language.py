@@ -25,9 +25,8 @@ import numpy as np
 from capkit.models.feature_cache import FeatureCache, model_revision, text_key
 from capkit.models.images import ImagePreprocess, image_checksum
 from capkit.models.protocol import UNTRAINED_FLAG, labelled, source_signature
-from capkit.models.runtime import (float32_kernels, length_batches, progress_bar, quiet_loading,
-                                   resolve_device)
-from capkit.models.text_encoders import hub_error
+from capkit.models.hub import hub_loading
+from capkit.models.runtime import float32_kernels, length_batches, progress_bar, resolve_device
 
 
 def _features(out):
@@ -133,8 +132,10 @@ class HFImageTextMatcher(_HFVision):
         return out
 
 
-def read_preprocess(name_or_path: str, image_size: int, kind: str) -> ImagePreprocess:
-    """The model's image preprocessing from its ``preprocessor_config.json`` (defaults if none)."""
+def read_preprocess(name_or_path: str, image_size: int, kind: str, *,
+                    local_files_only: bool = False) -> ImagePreprocess:
+    """The model's image preprocessing from its ``preprocessor_config.json`` (defaults if none;
+    ``local_files_only``: from the cache only, as ``hub_loading`` says)."""
     defaults = {"clip": ImagePreprocess(image_size, image_size),
                 "blip": ImagePreprocess(image_size, None, resize="square"),
                 "vilt": ImagePreprocess(image_size, None, (0.5,) * 3, (0.5,) * 3, resize="vilt",
@@ -143,6 +144,7 @@ def read_preprocess(name_or_path: str, image_size: int, kind: str) -> ImagePrepr
     try:
         from transformers.utils import cached_file
         path = cached_file(name_or_path, "preprocessor_config.json",
+                           local_files_only=local_files_only,
                            _raise_exceptions_for_missing_entries=False)
     except OSError:
         path = None
@@ -161,24 +163,20 @@ def read_preprocess(name_or_path: str, image_size: int, kind: str) -> ImagePrepr
                            divisor=int(cfg.get("size_divisor", base.divisor)))
 
 
-def _load(name_or_path, model_class, what: str, tiny: str):
-    from transformers import AutoTokenizer
-    name = str(Path(name_or_path).expanduser()) if Path(name_or_path).expanduser().exists() \
-        else str(name_or_path)
-    try:
-        with quiet_loading():
-            model = model_class.from_pretrained(name)
-            tokenizer = AutoTokenizer.from_pretrained(name)
-    except OSError as err:
-        raise FileNotFoundError(hub_error(name, what, None, tiny, err)) from None
-    return name, model, tokenizer
+def _name(name_or_path: str | Path) -> str:
+    """A folder's expanded path, or the hub name as given."""
+    path = Path(name_or_path).expanduser()
+    return str(path) if path.exists() else str(name_or_path)
 
 
 def load_clip(name_or_path: str | Path, *, device: str | None = None) -> CLIPEncoder:
     """A CLIP model by hub name (e.g. ``openai/clip-vit-base-patch32``) or local folder."""
-    from transformers import CLIPModel
-    name, model, tokenizer = _load(name_or_path, CLIPModel, "CLIP model", "tiny-clip")
-    pre = read_preprocess(name, model.config.vision_config.image_size, "clip")
+    from transformers import AutoTokenizer, CLIPModel
+    name = _name(name_or_path)
+    with hub_loading(name, "CLIP model", tiny="tiny-clip") as opts:
+        model = CLIPModel.from_pretrained(name, **opts)
+        tokenizer = AutoTokenizer.from_pretrained(name, **opts)
+        pre = read_preprocess(name, model.config.vision_config.image_size, "clip", **opts)
     return CLIPEncoder(model, tokenizer, pre, device=device,
                        signature=source_signature(name, model.config))
 
@@ -187,19 +185,20 @@ def load_image_text_matcher(name_or_path: str | Path, *,
                             device: str | None = None) -> HFImageTextMatcher:
     """BLIP ITM (``Salesforce/blip-itm-base-coco``) or ViLT retrieval
     (``dandelin/vilt-b32-finetuned-coco``) by hub name or local folder."""
-    from transformers import AutoConfig, BlipForImageTextRetrieval, ViltForImageAndTextRetrieval
-    try:
-        kind = AutoConfig.from_pretrained(str(name_or_path)).model_type
-    except OSError as err:
-        raise FileNotFoundError(hub_error(str(name_or_path), "image-text matcher", None,
-                                          "tiny-blip-itm", err)) from None
+    from transformers import (AutoConfig, AutoTokenizer, BlipForImageTextRetrieval,
+                              ViltForImageAndTextRetrieval)
     classes = {"blip": BlipForImageTextRetrieval, "vilt": ViltForImageAndTextRetrieval}
-    if kind not in classes:
-        raise ValueError(f"{name_or_path!r} is a {kind!r} model; image-text matching supports "
-                         "BLIP (blip-itm-*) and ViLT (vilt-*-finetuned-coco) checkpoints")
-    name, model, tokenizer = _load(name_or_path, classes[kind], f"{kind} matcher", "tiny-" + kind)
-    size = model.config.vision_config.image_size if kind == "blip" else 384
-    pre = read_preprocess(name, size, kind)
+    name = _name(name_or_path)
+    with hub_loading(name, "image-text matcher", tiny="tiny-blip-itm") as opts:
+        kind = AutoConfig.from_pretrained(name, **opts).model_type
+        if kind not in classes:
+            raise ValueError(f"{name_or_path!r} is a {kind!r} model; image-text matching "
+                             "supports BLIP (blip-itm-*) and ViLT (vilt-*-finetuned-coco) "
+                             "checkpoints")
+        model = classes[kind].from_pretrained(name, **opts)
+        tokenizer = AutoTokenizer.from_pretrained(name, **opts)
+        size = model.config.vision_config.image_size if kind == "blip" else 384
+        pre = read_preprocess(name, size, kind, **opts)
     return HFImageTextMatcher(model, tokenizer, pre, device=device,
                               signature=source_signature(name, model.config))
 

@@ -337,10 +337,11 @@ def tiny_vilt_encoder(seed: int = 0, *, device: str | None = None) -> VisionText
 def _from_pretrained(name: str):
     from transformers import AutoTokenizer, ViltForImageAndTextRetrieval
 
-    from capkit.models.runtime import quiet_loading
-    with quiet_loading():
-        model = ViltForImageAndTextRetrieval.from_pretrained(name)
-        tokenizer = AutoTokenizer.from_pretrained(name)
+    from capkit.models.hub import hub_loading
+    with hub_loading(name, "ViLT model", tiny=TINY,
+                     offline="the shipped model='world-vilt'") as opts:
+        model = ViltForImageAndTextRetrieval.from_pretrained(name, **opts)
+        tokenizer = AutoTokenizer.from_pretrained(name, **opts)
     return model, tokenizer
 
 
