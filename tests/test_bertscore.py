@@ -219,6 +219,26 @@ def test_custom_baseline_file_and_missing_baseline_errors(tmp_path):
                   baseline=path)
 
 
+def test_rescaling_a_hub_model_points_at_bert_scores_own_baseline_before_loading_it():
+    """roberta-large is not downloaded here (HF_HUB_OFFLINE): the baseline error comes first,
+    naming the file bert_score ships, and that file reads as a baseline."""
+    from capkit.metrics.bertscore import bert_score_baseline
+    theirs = bert_score_baseline("roberta-large")
+    assert theirs is not None and theirs.parts[-2:] == ("en", "roberta-large.tsv")
+    with pytest.raises(ValueError) as err:
+        bertscore(CANDS, REFS, model="roberta-large", rescale_with_baseline=True)
+    assert f"pass baseline={str(theirs)!r}" in str(err.value)
+    assert bert_score_baseline("bert-base").name == "bert-base-uncased.tsv"   # the preset's name
+    assert bert_score_baseline("tiny-bert") is None
+    with pytest.raises(ValueError, match="bert_score/rescale_baseline/en/<hub name>.tsv"):
+        bertscore(CANDS, REFS, model="tiny-bert", rescale_with_baseline=True)
+    s = bertscore(CANDS, REFS, model="tiny-bert", layer=2, rescale_with_baseline=True,
+                  baseline=theirs)
+    raw, b = bertscore(CANDS, REFS, model="tiny-bert", layer=2), read_baseline(theirs, 2)
+    np.testing.assert_allclose(s.per_caption, (raw.per_caption - b[2]) / (1 - b[2]))
+    assert "rescale:roberta-large.tsv#" in s.signature
+
+
 def test_order_batching_and_cache_do_not_change_scores(tmp_path):
     base = bertscore(CANDS, REFS, model="tiny-bert", idf=True)
     order = [2, 0, 1]

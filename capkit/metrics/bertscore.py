@@ -17,7 +17,8 @@ For a candidate x and a reference y, with unit-length contextual token vectors o
   (``multi_ref="best_f"``).
 * Baseline rescaling: (s - b) / (1 - b) with b the layer's P/R/F on unrelated caption pairs. capkit
   ships b for its default model (``bertscore_baselines/minilm.csv``, made by
-  ``python -m data_scripts.bertscore_baseline``); pass ``baseline=`` a file for other models.
+  ``python -m data_scripts.bertscore_baseline``); pass ``baseline=`` a file for other models
+  (bert_score's own ``rescale_baseline/en/<hub name>.tsv`` reads as it is).
   The signature names the file and a hash of its content (``rescale:<name>#<sha256[:10]>``).
   A linear map: it changes readability, never a correlation.
 * Corpus score: the mean F (bert_score has no corpus formula).
@@ -56,6 +57,7 @@ from capkit.scores import Scores, content_hash, make_signature
 DEFAULT_LAYERS = {"minilm": 5, "bert-base": 9}
 LAYER_TABLE = "bert_score_layers.csv"   # bert_score 0.3.13's model2layers (MIT), copied
 BASELINES = {"minilm": "minilm.csv"}     # shipped under capkit/metrics/bertscore_baselines/
+BERT_SCORE_PIN = "bert-score==0.3.13"    # its rescale_baseline/en/*.tsv read as baseline= files
 MULTI_REF = ("max", "best_f")
 
 
@@ -123,9 +125,36 @@ def _baseline_path(model: object, baseline) -> tuple[Path, str]:
     if isinstance(model, str) and model in BASELINES:
         ref = resources.files("capkit.metrics") / "bertscore_baselines" / BASELINES[model]
         return Path(str(ref)), f"capkit-{BASELINES[model]}"
-    raise ValueError(f"capkit ships a rescaling baseline only for {sorted(BASELINES)}; for model "
-                     f"{model!r} compute one with `python -m data_scripts.bertscore_baseline "
-                     "--model ...` and pass baseline=<file>, or set rescale_with_baseline=False")
+    theirs = bert_score_baseline(model)
+    if theirs:
+        hint = f"bert_score ships one for it (English): pass baseline={str(theirs)!r}; or "
+    else:
+        hint = (f"bert_score (`pip install {BERT_SCORE_PIN}`) ships English ones for the hub "
+                "models it knows, as bert_score/rescale_baseline/en/<hub name>.tsv: pass that "
+                "file as baseline=; or ")
+    raise ValueError(f"capkit ships a rescaling baseline only for {sorted(BASELINES)}, not for "
+                     f"model {model!r}: {hint}compute one with `python -m "
+                     f"data_scripts.bertscore_baseline --model {model or '...'}` and pass "
+                     "baseline=<file>, or set rescale_with_baseline=False")
+
+
+def bert_score_baseline(model: object) -> Path | None:
+    """bert_score's own English baseline file for a hub name (or capkit's preset of it), when
+    bert_score is installed and has one (``rescale_baseline/en/<name>.tsv``, LAYER,P,R,F)."""
+    import importlib.util
+
+    from capkit.models.presets import PRESETS
+    if not isinstance(model, str):
+        return None
+    name = PRESETS[model].target if model in PRESETS else model
+    spec = importlib.util.find_spec("bert_score")
+    if not name or spec is None or not spec.submodule_search_locations:
+        return None
+    for root in spec.submodule_search_locations:
+        path = Path(root) / "rescale_baseline" / "en" / f"{name}.tsv"
+        if path.is_file():
+            return path
+    return None
 
 
 def _spans(off: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -295,6 +324,8 @@ def bertscore(candidates, references=None, images=None, *, model: object = "mini
     if not isinstance(idf, (bool, IdfTable)):
         raise ValueError(f"idf must be True, False or an IdfTable (see idf_table), got {idf!r}")
     cands, refs, ids = align(candidates, references)
+    if rescale_with_baseline and isinstance(model, str):
+        _baseline_path(model, baseline)          # a missing baseline: before loading the model
     enc = load_model(model, "text", device=device)
     layer = choose_layer(model, enc, layer)
     flat = [r for rs in refs for r in rs]
