@@ -75,19 +75,15 @@ def hub_error(name: str, what: str, offline: str | None, tiny: str, err: Excepti
     from huggingface_hub import constants
     alt = f"{offline} or " if offline else ""
     stand_in = f"'{tiny}' (an untrained stand-in for tests)"
+    head = f"could not load the {what} {name!r} ({type(err).__name__}: {_one_line(err)})."
     if is_folder(name):
-        return (f"could not load the {what} {name!r} ({type(err).__name__}: {_one_line(err)}). "
-                "A folder must be one written by save_pretrained; offline, use "
-                f"{alt}{stand_in}")
+        return f"{head} A folder must be one written by save_pretrained; or use {alt}{stand_in}"
+    cache = f"the model is not (completely) in the local cache ({constants.HF_HUB_CACHE})"
     if unreachable:
-        head = (f"could not load the {what} {name!r}: the Hugging Face hub "
-                f"({constants.ENDPOINT}) did not answer ({unreachable}), and the model is not "
-                f"(completely) in the local cache ({constants.HF_HUB_CACHE}).")
+        head += (f" The Hugging Face hub ({constants.ENDPOINT}) did not answer ({unreachable}), "
+                 f"and {cache}.")
     elif offline_mode():
-        head = (f"could not load the {what} {name!r}: HF_HUB_OFFLINE is set, and the model is "
-                f"not (completely) in the local cache ({constants.HF_HUB_CACHE}).")
-    else:
-        head = f"could not load the {what} {name!r} ({type(err).__name__}: {_one_line(err)})."
+        head += f" HF_HUB_OFFLINE is set, so only the cache was searched; perhaps {cache}."
     last = ("Unset HF_HUB_OFFLINE to download" if offline_mode() else
             "Set HF_HUB_OFFLINE=1 to use the cache only, with no network check")
     return (f"{head} Hub names need the internet once: where there is internet, run "
