@@ -197,6 +197,33 @@ def mini_meteor(tmp_path, monkeypatch):
     R.load_resources.cache_clear()
 
 
+def test_the_cache_is_named_by_content_so_installations_share_it(mini_meteor, tmp_path):
+    # each venv (per project, per CI run) installs the same files at another path and time:
+    # one cache file for all of them (it was keyed by path and mtime: 52 MB per venv), and
+    # another one only when the content differs
+    import os
+    import shutil
+
+    from capkit.metrics.meteor import resources as R
+    copy = tmp_path / "elsewhere" / "meteor"
+    shutil.copytree(mini_meteor, copy)
+    for p in copy.rglob("*"):
+        os.utime(p, ns=(10**18, 10**18))
+    path = R._cache_path(*R.meteor_files(mini_meteor))
+    assert R._cache_path(*R.meteor_files(copy)) == path
+    with gzip.open(copy / "data" / "paraphrase-en.gz", "wt", encoding="utf-8") as f:
+        f.write("0.5\na dog\na puppy\n0.75\ncat\nkitten\n")         # one probability
+    assert R._cache_path(*R.meteor_files(copy)) != path
+    shutil.copy(Path(mini_meteor) / "data" / "paraphrase-en.gz", copy / "data")
+    with zipfile.ZipFile(copy / "meteor-1.5.jar", "w") as z:
+        for name, text in [("function/english.words", "a\nthe\n"),
+                           ("synonym/english.synsets", "dog\n1 2\ncat\n4\n"),   # one id
+                           ("synonym/english.exceptions", "go\nwent gone\n"),
+                           ("nonbreaking/english.prefixes", "Mr\n")]:
+            z.writestr(name, text)
+    assert R._cache_path(*R.meteor_files(copy)) != path
+
+
 def _load_recording_warnings(meteor_dir):
     from capkit.metrics.meteor import resources as R
     R.load_resources.cache_clear()

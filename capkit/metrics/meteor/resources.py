@@ -127,16 +127,34 @@ def meteor_files(meteor_dir: str | os.PathLike | None = None) -> tuple[Path, Pat
 
 
 def _cache_path(jar: Path, table: Path) -> Path:
+    """The cache file of these resources: named by a key of their content (``content_key``),
+    the stemmer's version and the format, so every installation of the same files (one venv per
+    project, per CI run, per student) shares one cache file, and changed files get another."""
     try:
         from importlib.metadata import version
         stemmer = version("snowballstemmer")
     except Exception:                  # not installed: english_stemmer() will say so
         stemmer = "none"
-    stamp = "|".join(map(str, [FORMAT_VERSION, stemmer, jar.resolve(), jar.stat().st_size,
-                               jar.stat().st_mtime_ns, table.stat().st_size,
-                               table.stat().st_mtime_ns]))
+    stamp = "|".join(map(str, [FORMAT_VERSION, stemmer, *content_key(jar, table)]))
     key = hashlib.sha256(stamp.encode()).hexdigest()[:16]
     return cache_dir() / "meteor" / f"meteor-1.5-en-{key}.npz"
+
+
+def content_key(jar: Path, table: Path) -> list[object]:
+    """What identifies the content read from the two files, read in a millisecond: the CRC-32 and
+    size the jar's zip directory records for each file capkit reads, and the paraphrase table's
+    size and gzip trailer (CRC-32 and length of the uncompressed text). An unreadable jar or
+    table gives its size and modification time instead; building the cache then says why."""
+    try:
+        with zipfile.ZipFile(jar) as z:
+            jar_key: object = [(n, z.getinfo(n).CRC, z.getinfo(n).file_size) for n in _JAR_FILES]
+    except (OSError, KeyError, zipfile.BadZipFile):
+        jar_key = (jar.stat().st_size, jar.stat().st_mtime_ns)
+    with open(table, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(size - 8, 0))
+        trailer = f.read(8).hex()
+    return [jar_key, size, trailer]
 
 
 def _pack_strings(words: list[str]) -> np.ndarray:
