@@ -17,6 +17,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from capkit.course.copies import Copies
+
 __all__ = ["Check", "check", "check_value"]
 
 
@@ -80,26 +82,59 @@ def check(title: str, answer: Callable, expected: Callable, cases: Iterable[Sequ
     ``rtol``/``atol``; strings exactly. ``against`` names what ``expected`` is, for the message.
     A stub that raises ``NotImplementedError`` reports "not done yet"; any other exception, or
     the first differing case, is reported with its input, never raised.
+
+    ``answer`` and ``expected`` each get their own copies of the cases' containers, arrays and
+    dataclasses (:mod:`capkit.course.copies`), so the caller's objects are never changed and
+    the expected value is computed on the input as given. A function that changes its input in
+    place fails, with a message that says so (a model or other object in a case is shared, not
+    copied, and a change to it goes unseen).
     """
     cases = [tuple(c) for c in cases]
     if not cases:
         raise ValueError("check() needs at least one case to compare on")
+    theirs, ours = Copies(), Copies()       # one copy per object for all cases: see copies.py
     for i, case in enumerate(cases):
+        where = f"case {i + 1} of {len(cases)}"
+        want = expected(*map(ours.copy, case))
         try:
-            got = answer(*case)
+            got = answer(*map(theirs.copy, case))
         except NotImplementedError:
             return _report(title, False, False,
                            f"not done yet: write the body of `{_name(answer)}` above, then run "
                            "this cell again")
         except Exception as err:          # the student's bug, shown rather than raised
-            return _report(title, True, False, f"case {i + 1} of {len(cases)} raised "
-                           f"{type(err).__name__}: {err} (input {_short(case)})")
-        want = expected(*case)
+            return _report(title, True, False, _changed(cases, i + 1, ours, theirs, against)
+                           or f"{where} raised {type(err).__name__}: {err} "
+                              f"(input {_short(case)})")
         if not _same(got, want, rtol, atol):
-            return _report(title, True, False, f"case {i + 1} of {len(cases)} differs from "
-                           f"{against}: yours {_short(got)}, expected {_short(want)} "
-                           f"(input {_short(case)})")
-    return _report(title, True, True, f"correct on {len(cases)} cases, equal to {against}")
+            return _report(title, True, False, _changed(cases, i + 1, ours, theirs, against)
+                           or f"{where} differs from {against}: yours {_short(got)}, expected "
+                              f"{_short(want)} (input {_short(case)})")
+    changed = _changed(cases, len(cases), ours, theirs, against)
+    return _report(title, True, changed is None,
+                   changed or f"correct on {len(cases)} cases, equal to {against}")
+
+
+def _changed(cases: list[tuple], run: int, ours: Copies, theirs: Copies,
+             against: str) -> str | None:
+    """What changed its input in place in the first ``run`` cases, said for the check's line;
+    None if nothing did.
+
+    Checked once, when the check is about to end (a copy serves every case that holds its
+    object, so a change shows whenever it happened): before a differing case's message, since
+    a changed input may be what made that case differ.
+    """
+    if (hit := ours.first_changed(cases[:run])) is not None:      # not the student: the check cell
+        i, k = hit
+        return (f"computing the expected value ({against}) changed argument {k} of case {i + 1} "
+                "in place: a function given in the cases may change its input; fix it, then "
+                "run this cell again")
+    if (hit := theirs.first_changed(cases[:run])) is not None:
+        i, k = hit
+        return (f"case {i + 1} of {len(cases)}: your function changed its input in place "
+                f"(argument {k}, {_short(cases[i][k - 1], 40)}); work on a copy instead "
+                "(sorted(x), not x.sort(); x + [y], not x.append(y)), then run this cell again")
+    return None
 
 
 def check_value(title: str, produce: Callable[[], Any],
