@@ -78,6 +78,126 @@ def test_check_value(capsys):
     assert out[2] == "✗ Exercise 0.2 find: 1 is not > 2"
 
 
+# --- a function that changes its input in place ----------------------------------------------
+# The check hands each function its own copies (capkit.course.copies): the expected value comes
+# from the input as given, the message shows that input, the caller's objects stay as they were,
+# and a student's function that changes its input fails with a line that says so.
+
+def _split_sorting_in_place(images, seed=0, fraction=0.5):
+    from capkit.course.lab import split_images
+    images.sort()                              # the reviewer's bug: right value, changed input
+    return split_images(images, seed, fraction)
+
+
+def test_a_function_that_sorts_its_input_fails_and_the_callers_list_is_kept(capsys):
+    from capkit.course.lab import split_images
+    images = ["c.jpg", "a.jpg", "b.jpg", "a.jpg"]
+    result = check("11.2 split", _split_sorting_in_place, split_images,
+                   [(images, 0), (images, 1), (["y.jpg", "x.jpg"], 2)])
+    assert images == ["c.jpg", "a.jpg", "b.jpg", "a.jpg"]
+    assert result.done and not result.passed
+    assert capsys.readouterr().out == (
+        "✗ Exercise 11.2 split: case 1 of 3: your function changed its input in place "
+        "(argument 1, ['c.jpg', 'a.jpg', 'b.jpg', 'a.jpg']); work on a copy instead "
+        "(sorted(x), not x.sort(); x + [y], not x.append(y)), then run this cell again\n")
+
+
+def test_the_expected_value_comes_from_the_input_as_given(capsys):
+    def count(refs):                           # appends first: len would then agree with it
+        refs.append("one more")
+        return len(refs)
+    refs = ["a dog", "a cat"]
+    result = check("0.9 count", count, len, [(refs,)])
+    out = capsys.readouterr().out
+    assert refs == ["a dog", "a cat"] and not result.passed
+    assert "your function changed its input in place (argument 1, ['a dog', 'a cat'])" in out
+
+
+def test_a_change_found_before_a_differing_case_is_named_first(capsys):
+    def add_key(d, key):
+        d[key] = 1.0
+        return sorted(d)
+    table = {"a": 0.5}
+    result = check("0.9 keys", add_key, lambda d, key: sorted(d), [(table, "b"), (table, "c")])
+    assert table == {"a": 0.5} and not result.passed
+    assert "case 1 of 2: your function changed its input in place (argument 1, {'a': 0.5})" \
+        in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("change", ["array", "frozen dataclass field", "nested list", "tensor"])
+def test_changes_inside_arrays_dataclasses_and_nested_containers_are_seen(change, capsys):
+    import dataclasses
+
+    import numpy as np
+
+    @dataclasses.dataclass(frozen=True)
+    class Table:
+        counts: dict
+        n: int
+    if change == "array":
+        value, edit = np.array([3.0, 1.0, 2.0]), lambda x: x.sort()
+    elif change == "frozen dataclass field":
+        value, edit = Table({("a",): 2.0}, 5), lambda x: x.counts.update({("b",): 1.0})
+    elif change == "nested list":
+        value, edit = [["a", "dog"], ["a", "cat"]], lambda x: x[1].reverse()
+    else:
+        torch = pytest.importorskip("torch")
+        value, edit = torch.tensor([[1.0, float("nan")]]), lambda x: x.mul_(2)
+    before = repr(value)
+    result = check("0.9 edit", lambda x: (edit(x), 1)[1], lambda x: 1, [(value,)])
+    assert repr(value) == before and not result.passed
+    assert "changed its input in place (argument 1," in capsys.readouterr().out
+
+
+def test_a_read_only_array_is_shared_and_writing_to_it_is_reported(capsys):
+    import numpy as np
+    frozen = np.arange(3.0)
+    frozen.setflags(write=False)               # as a Scores's arrays: nobody may write to them
+    def double(x):
+        x *= 2
+        return x
+    result = check("0.9 double", double, lambda x: x * 2, [(frozen,)])
+    assert not result.passed and np.array_equal(frozen, [0.0, 1.0, 2.0])
+    assert "case 1 of 1 raised ValueError: output array is read-only" in capsys.readouterr().out
+
+
+def test_the_expected_side_changing_its_input_is_said_to_be_the_check_cells(capsys):
+    def library(refs):
+        refs.clear()
+        return 0
+    refs = ["a dog"]
+    result = check("0.9 lib", lambda refs: 0, library, [(refs,)], against="the library")
+    assert refs == ["a dog"] and not result.passed
+    assert "computing the expected value (the library) changed argument 1 of case 1 in place" \
+        in capsys.readouterr().out
+
+
+def test_correct_functions_get_equal_copies_aliases_kept_and_models_shared(capsys):
+    class Model:                               # not a container: shared, never copied
+        pass
+    model, refs = Model(), [["a dog"], ["a cat"]]
+    seen = []
+    def answer(m, a, b):
+        seen.append((m, a, b))
+        return [m is model, a is b, a == refs, a is refs]
+    assert check("0.9 copies", answer, lambda m, a, b: [True, True, True, False],
+                 [(model, refs, refs), (model, refs, refs)])
+    assert seen[0][1] is seen[1][1]            # one copy per object for the whole check
+    assert capsys.readouterr().out.startswith("✓ Exercise 0.9 copies: correct on 2 cases")
+
+
+def test_one_copy_per_object_and_a_container_of_values_copied_flat():
+    from capkit.course.copies import Copies
+    table = {("a", "b"): 2.0, ("c",): 1.0}
+    copies = Copies()
+    mine = copies.copy(table)
+    assert mine == table and mine is not table and copies.copy(table) is mine
+    assert all(a is b for a, b in zip(mine, table))       # keys and values shared: immutable
+    assert copies.first_changed([(table,), (table,)]) is None
+    mine[("d",)] = 3.0
+    assert copies.first_changed([(1, table), (table,)]) == (0, 2)
+
+
 # --- the student version and the answer key ----------------------------------------------------
 
 def _toy_notebook(folder: Path) -> Path:
