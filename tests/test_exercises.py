@@ -149,6 +149,20 @@ def test_changes_inside_arrays_dataclasses_and_nested_containers_are_seen(change
     assert "changed its input in place (argument 1," in capsys.readouterr().out
 
 
+def test_an_image_read_from_a_file_is_copied_and_compared(tmp_path, capsys):
+    from PIL import Image
+    Image.new("RGB", (4, 3), "red").save(tmp_path / "red.png")
+    image = Image.open(tmp_path / "red.png")   # a PngImageFile: its copy is a plain Image
+    assert check("0.9 size", lambda im: im.size, lambda im: (4, 3), [(image,)])
+    def paint(im):
+        im.putpixel((0, 0), (0, 0, 255))
+        return im.size
+    assert not check("0.9 size", paint, lambda im: (4, 3), [(image,)])
+    assert image.getpixel((0, 0)) == (255, 0, 0)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("✓") and "changed its input in place (argument 1," in out[1]
+
+
 def test_a_read_only_array_is_shared_and_writing_to_it_is_reported(capsys):
     import numpy as np
     frozen = np.arange(3.0)

@@ -144,10 +144,23 @@ class Copies:
 
 
 def _equal(mine: Any, value: Any, atoms: bool, copies: Copies) -> bool:
+    image = _image_type()
+    if image is not None and isinstance(value, image):     # a file's image copies to an Image
+        return isinstance(mine, image) and (mine.mode, mine.size) == (value.mode, value.size) \
+            and mine.tobytes() == value.tobytes()
+    tensor = _tensor_type()
+    if tensor is not None and isinstance(value, tensor):    # a Parameter copies to a Tensor
+        if not isinstance(mine, tensor) or (mine.shape, mine.dtype) != (value.shape, value.dtype):
+            return False
+        same = mine == value
+        if value.is_floating_point() or value.is_complex():
+            same = same | (mine.isnan() & value.isnan())
+        return bool(same.all())
     if type(mine) is not type(value):
         return False
     if isinstance(value, np.ndarray):
-        return mine.shape == value.shape and mine.dtype == value.dtype and _arrays_equal(mine, value)
+        return (mine.shape, mine.dtype) == (value.shape, value.dtype) and \
+            _arrays_equal(mine, value)
     if isinstance(value, dict):
         if list(mine) != list(value):                         # same keys, same order
             return False
@@ -162,18 +175,6 @@ def _equal(mine: Any, value: Any, atoms: bool, copies: Copies) -> bool:
         return all(_same_item(a, b, copies) for a, b in zip(mine, value))
     if isinstance(value, (set, bytearray)):
         return mine == value
-    tensor, image = _tensor_type(), _image_type()
-    if tensor is not None and isinstance(value, tensor):
-        torch = sys.modules["torch"]
-        if mine.shape != value.shape or mine.dtype != value.dtype:
-            return False
-        same = mine == value
-        if value.is_floating_point() or value.is_complex():
-            same = same | (mine.isnan() & value.isnan())
-        return bool(torch.all(same))
-    if image is not None and isinstance(value, image):
-        return (mine.mode, mine.size) == (value.mode, value.size) and \
-            mine.tobytes() == value.tobytes()
     if dataclasses.is_dataclass(value):
         return all(_same_item(getattr(mine, f.name), getattr(value, f.name), copies)
                    for f in dataclasses.fields(value))
