@@ -124,7 +124,8 @@ def test_a_change_found_before_a_differing_case_is_named_first(capsys):
         in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("change", ["array", "frozen dataclass field", "nested list", "tensor"])
+@pytest.mark.parametrize("change", ["array", "frozen dataclass field", "plain dataclass field",
+                                    "nested list", "tensor"])
 def test_changes_inside_arrays_dataclasses_and_nested_containers_are_seen(change, capsys):
     import dataclasses
 
@@ -134,10 +135,16 @@ def test_changes_inside_arrays_dataclasses_and_nested_containers_are_seen(change
     class Table:
         counts: dict
         n: int
+
+    @dataclasses.dataclass
+    class Point:                               # every field immutable, yet it can be changed
+        x: int
     if change == "array":
         value, edit = np.array([3.0, 1.0, 2.0]), lambda x: x.sort()
     elif change == "frozen dataclass field":
         value, edit = Table({("a",): 2.0}, 5), lambda x: x.counts.update({("b",): 1.0})
+    elif change == "plain dataclass field":
+        value, edit = Point(2), lambda p: setattr(p, "x", p.x + 1)
     elif change == "nested list":
         value, edit = [["a", "dog"], ["a", "cat"]], lambda x: x[1].reverse()
     else:
@@ -147,6 +154,17 @@ def test_changes_inside_arrays_dataclasses_and_nested_containers_are_seen(change
     result = check("0.9 edit", lambda x: (edit(x), 1)[1], lambda x: 1, [(value,)])
     assert repr(value) == before and not result.passed
     assert "changed its input in place (argument 1," in capsys.readouterr().out
+
+
+def test_a_tuple_subclass_is_copied_as_itself_not_reported_as_changed(capsys):
+    class Pair(tuple):                         # not a namedtuple: built from an iterable
+        pass
+    pair = Pair([["a", "dog"], ["a", "cat"]])
+    assert check("0.9 pair", lambda p: len(p[0]), lambda p: 2, [(pair,)])
+    assert not check("0.9 pair", lambda p: (p[0].append("x"), 2)[1], lambda p: 2, [(pair,)])
+    assert pair == (["a", "dog"], ["a", "cat"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("✓") and "your function changed its input in place" in out[1]
 
 
 def test_an_image_read_from_a_file_is_copied_and_compared(tmp_path, capsys):

@@ -7,7 +7,9 @@ or the data that later cells of the notebook read (Exercise 11.2's input is ``cf
 
 What is copied: lists, tuples, dicts (``Counter``, ``defaultdict``...), sets, bytearrays, numpy
 arrays, torch tensors, PIL images and dataclass instances (frozen ones too: their fields can still
-be mutable, e.g. ``DocumentFrequencies.counts``), recursively. What is shared: immutable values
+be mutable, e.g. ``DocumentFrequencies.counts``), recursively. Not handled: the elements of an
+object-dtype array are shared, and a container that holds itself is not supported (no exercise
+passes one). What is shared: immutable values
 (numbers, strings, numpy scalars, frozensets), read-only numpy arrays (a ``Scores``'s: writing to
 one raises), and every other object (a model, an encoder, a function): copying a model is slow
 and a check never needs it, so a change to one goes unseen.
@@ -95,7 +97,7 @@ class Copies:
             items = [self.copy(item) for item in value]
             if all(a is b for a, b in zip(items, value)):
                 return value, False                           # nothing inside can change
-            return (type(value)._make(items) if hasattr(value, "_make") else tuple(items)), False
+            return _tuple_like(value, items), False
         if isinstance(value, (set, bytearray)):
             return copy.copy(value), True                     # a set's items are hashable
         tensor, image = _tensor_type(), _image_type()
@@ -110,8 +112,9 @@ class Copies:
     def _dataclass(self, value: Any) -> Any:
         fields = [f.name for f in dataclasses.fields(value)]
         items = {name: self.copy(getattr(value, name)) for name in fields}
-        if all(items[name] is getattr(value, name) for name in fields):
-            return value                                      # immutable all through
+        if type(value).__dataclass_params__.frozen and \
+                all(items[name] is getattr(value, name) for name in fields):
+            return value                       # immutable all through (a plain one is not)
         mine = copy.copy(value)                               # no __init__: no validation rerun
         for name, item in items.items():
             object.__setattr__(mine, name, item)              # frozen dataclasses too
@@ -141,6 +144,20 @@ class Copies:
                 if not self.unchanged(value):
                     return i, k
         return None
+
+
+def _tuple_like(value: tuple, items: list) -> tuple:
+    """A tuple of ``items`` of ``value``'s own type (a namedtuple, or a subclass built from an
+    iterable); ``value`` itself, shared, for a subclass that cannot be built that way."""
+    if hasattr(value, "_make"):
+        return type(value)._make(items)
+    if type(value) is tuple:
+        return tuple(items)
+    try:
+        mine = type(value)(items)
+    except Exception:                    # a constructor of its own: not copied, not compared
+        return value
+    return mine if type(mine) is type(value) and len(mine) == len(value) else value
 
 
 def _equal(mine: Any, value: Any, atoms: bool, copies: Copies) -> bool:
