@@ -270,3 +270,16 @@ def test_a_constant_metric_gets_a_report_card_with_its_undefined_numbers(tmp_pat
     other = lab.report_card("constant", res, baselines=["bleu_4"], sets=sets,
                             contract=contract.check_contract(overlap, CANDS, REFS))
     assert "NOT the benchmarked metric: the contract was checked on `overlap|" in other.markdown
+    # the same metric with settings that depend on the data it saw (a different idf table): the
+    # same metric, no warning; a record whose metric did not run has no signature: no warning
+    def sized(candidates, references):
+        cands, _, ids = align(candidates, references)
+        return Scores("constant", np.full(len(cands), 0.5), 0.5,
+                      make_signature("constant", refs=f"refs({len(cands)})"), ids)
+
+    def broken(candidates, references):
+        raise RuntimeError("not written yet")
+    for fn in (sized, broken):
+        card = lab.report_card("constant", res, baselines=["bleu_4"], sets=sets,
+                               contract=contract.check_contract(fn, CANDS, REFS))
+        assert "NOT the benchmarked metric" not in card.markdown
