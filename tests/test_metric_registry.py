@@ -124,3 +124,8 @@ def test_real_data_checkpoints_say_which_dataset_they_saw():
     real = {s.name for s in registered() if s.trained and "world" not in s.name}
     assert real == {"i2ce", "i2ce_mean", "leic", "leic_no_da", "leic_mc", "leic_rc"}
     assert all(get_spec(n).trained_on == {"coco_karpathy_test"} for n in real)
+
+
+def test_trained_on_given_as_one_string_is_refused():
+    with pytest.raises(ValueError, match="collection of dataset names"):
+        MetricSpec("mine", lambda c, r: [0.0] * len(c), trained_on="coco_karpathy_test")

@@ -48,6 +48,9 @@ class MetricSpec:
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", ReadOnlyDict(self.options))
         object.__setattr__(self, "suites", frozenset(self.suites))
+        if isinstance(self.trained_on, str):      # frozenset("coco") would be its letters
+            raise ValueError(f"metric {self.name!r}: trained_on is a collection of dataset "
+                             f"names, e.g. {{{self.trained_on!r}}}, not one string")
         object.__setattr__(self, "trained_on", frozenset(self.trained_on))
         unknown = set(self.suites) - set(SUITES)
         if unknown:
