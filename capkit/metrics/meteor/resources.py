@@ -150,11 +150,14 @@ def content_key(jar: Path, table: Path) -> list[object]:
             jar_key: object = [(n, z.getinfo(n).CRC, z.getinfo(n).file_size) for n in _JAR_FILES]
     except (OSError, KeyError, zipfile.BadZipFile):
         jar_key = (jar.stat().st_size, jar.stat().st_mtime_ns)
-    with open(table, "rb") as f:
-        size = f.seek(0, os.SEEK_END)
-        f.seek(max(size - 8, 0))
-        trailer = f.read(8).hex()
-    return [jar_key, size, trailer]
+    try:
+        with open(table, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(size - 8, 0))
+            table_key: object = (size, f.read(8).hex())
+    except OSError:
+        table_key = (table.stat().st_size, table.stat().st_mtime_ns)
+    return [jar_key, table_key]
 
 
 def _pack_strings(words: list[str]) -> np.ndarray:
