@@ -55,7 +55,7 @@ notebooks: setup
 # cleared) in student/, and the answer key notebooks/solutions/NN_*.py, from the same notebooks;
 # a student notebook there that would change is overwritten only with FORCE=1
 student: setup
-	$(PY) -m capkit student --notebooks notebooks --out student $(if $(FORCE),--force)
+	$(PY) -m capkit student --notebooks notebooks --out student $(if $(filter 1 yes true,$(FORCE)),--force)
 
 bench-speed: data
 	$(PY) -m capkit bench-speed
