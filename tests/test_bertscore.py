@@ -172,6 +172,25 @@ def test_multi_reference_max_is_per_component_as_bert_score():
         assert best.parts["P"][i] == pytest.approx(single[j].parts["P"][0])
 
 
+def test_a_one_word_text_of_a_one_special_token_tokenizer_is_not_empty():
+    """A tokenizer with one special token (a T5 encoder's </s>): a one-word candidate whose
+    word weighs 0 keeps the reference's side (R), as bert_score; only a text of nothing but
+    special tokens is empty (P = R = 0). Emptiness was read as 'at most 2 tokens'."""
+    from capkit.metrics.bertscore import pair_scores, token_weights
+    from capkit.models.protocol import TokenStates
+    eos, rng = 1, np.random.default_rng(0)
+    ids = [np.array([7, eos]), np.array([7, 8, 9, eos]), np.array([eos])]
+    states = TokenStates.from_lists(ids, [rng.normal(size=(len(i), 4)) for i in ids])
+    with pytest.warns(UserWarning, match="1 text"):          # the empty one
+        weights = token_weights(states, None, frozenset({eos}))
+    weights[:2] = np.nan                          # the candidate's only word weighs 0 (idf 0)
+    with np.errstate(invalid="ignore"):
+        pairs = pair_scores(states, weights, np.array([0, 2]), np.array([1, 1]),
+                            np.array([0, 1]), frozenset({eos}))
+    assert pairs[0, 0] == 0 and pairs[0, 1] != 0 and pairs[0, 2] == 0    # one side only
+    assert np.all(pairs[1] == 0)                                          # empty candidate
+
+
 def test_idf_from_the_scored_references_equals_a_given_table():
     flat = [r for rs in REFS for r in rs]
     table = idf_table(flat, "tiny-bert")

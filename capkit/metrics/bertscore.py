@@ -165,13 +165,14 @@ def _spans(off: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pair_scores(states, weights: np.ndarray, cand_rows: np.ndarray, ref_rows: np.ndarray,
-                owner: np.ndarray) -> np.ndarray:
+                owner: np.ndarray, specials: frozenset[int]) -> np.ndarray:
     """(R, 3) P, R, F of every (candidate, reference) pair.
 
     ``states``: token states of distinct texts; ``weights``: per token, summing to 1 within each
     text (NaN where a text has no weight); ``cand_rows[i]`` / ``ref_rows[r]``: the text of
-    candidate i / reference r; ``owner[r]``: the candidate of reference r (sorted). Candidates
-    that share their reference list (the captions of one image) are matched in one product.
+    candidate i / reference r; ``owner[r]``: the candidate of reference r (sorted); ``specials``:
+    the tokenizer's special token ids (a text of nothing else is empty). Candidates that share
+    their reference list (the captions of one image) are matched in one product.
     """
     from threadpoolctl import threadpool_limits
     off = states.offsets
@@ -191,7 +192,11 @@ def pair_scores(states, weights: np.ndarray, cand_rows: np.ndarray, ref_rows: np
     lengths = np.diff(off)
     unweighted = np.ones(len(lengths), bool)
     unweighted[lengths > 0] = np.isnan(weights[off[:-1][lengths > 0]])
-    empty = unweighted & (lengths <= 2)
+    words = np.zeros(len(lengths), np.int64)          # tokens other than the special ones
+    if (lengths > 0).any():
+        plain = ~np.isin(states.ids, list(specials))
+        words[lengths > 0] = np.add.reduceat(plain, off[:-1][lengths > 0])
+    empty = words == 0
     c_none, r_none = unweighted[cand_rows][owner], unweighted[ref_rows]
     both = empty[cand_rows][owner] | empty[ref_rows]
     out[c_none | both, 0] = 0.0
@@ -343,8 +348,9 @@ def bertscore(candidates, references=None, images=None, *, model: object = "mini
         table, idf_name = idf, f"given({idf.n_docs})#{content_hash([idf.n_docs, idf.values])}"
     else:
         table, idf_name = None, "no"
-    weights = token_weights(states, table, enc.special_ids())
-    pairs = pair_scores(states, weights, cand_rows, ref_rows, owner)
+    specials = enc.special_ids()
+    weights = token_weights(states, table, specials)
+    pairs = pair_scores(states, weights, cand_rows, ref_rows, owner, specials)
     prf, best = best_reference(pairs, owner, len(cands), multi_ref)
     rescale = "no"
     if rescale_with_baseline:
