@@ -102,6 +102,7 @@ def test_an_array_without_ids_or_signature_breaks_those_clauses():
 @pytest.mark.parametrize("result", [
     lambda c: {k: 1.0 for k in c},                    # {id: score}: a student's first try
     lambda c: ["good"] * len(c),
+    lambda c: ["0.5"] * len(c),                       # numbers written as text: not numbers
     lambda c: "hello",
 ])
 def test_a_result_that_is_not_numbers_is_a_breach_not_a_crash(result):

@@ -87,6 +87,9 @@ def _metric_fn(fn) -> tuple[Callable, str]:
 def _values(result) -> np.ndarray:
     values = result.per_caption if isinstance(result, Scores) else result
     try:
+        kind = np.asarray(values).dtype.kind      # strings ("0.5" too) and dicts are not numbers
+        if kind not in "biuf":
+            raise TypeError(kind)
         return np.asarray(values, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):        # a dict {id: score}, strings, ...: not one number each
         text = repr(result)
