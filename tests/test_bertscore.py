@@ -4,9 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from capkit.metrics.bertscore import (
-    DEFAULT_LAYERS, IdfTable, bert_score_layers, bertscore, idf_table, read_baseline,
-)
+from capkit.metrics.bertscore import IdfTable, bertscore, idf_table
+from capkit.metrics.bertscore_tables import DEFAULT_LAYERS, bert_score_layers, read_baseline
 from capkit.metrics import score
 from capkit.models.presets import load_model
 from capkit.models.protocol import UNTRAINED
@@ -241,7 +240,7 @@ def test_custom_baseline_file_and_missing_baseline_errors(tmp_path):
 def test_rescaling_a_hub_model_points_at_bert_scores_own_baseline_before_loading_it():
     """roberta-large is not downloaded here (HF_HUB_OFFLINE): the baseline error comes first,
     naming the file bert_score ships, and that file reads as a baseline."""
-    from capkit.metrics.bertscore import bert_score_baseline
+    from capkit.metrics.bertscore_tables import bert_score_baseline
     theirs = bert_score_baseline("roberta-large")
     assert theirs is not None and theirs.parts[-2:] == ("en", "roberta-large.tsv")
     with pytest.raises(ValueError) as err:

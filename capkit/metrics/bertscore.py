@@ -38,26 +38,19 @@ Explained in notebooks/03_embedding_metrics.ipynb, section 3 "BERTScore".
 """
 from __future__ import annotations
 
-import csv
-import functools
 import hashlib
 import math
 import warnings
 from collections import Counter
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
+from capkit.metrics.bertscore_tables import baseline_path, choose_layer, model_name, read_baseline
 from capkit.metrics.inputs import align
 from capkit.scores import Scores, content_hash, make_signature
 
-# capkit's presets (bert-base = bert-base-uncased); hub names: bert_score's table, LAYER_TABLE
-DEFAULT_LAYERS = {"minilm": 5, "bert-base": 9}
-LAYER_TABLE = "bert_score_layers.csv"   # bert_score 0.3.13's model2layers (MIT), copied
-BASELINES = {"minilm": "minilm.csv"}     # shipped under capkit/metrics/bertscore_baselines/
-BERT_SCORE_PIN = "bert-score==0.3.13"    # its rescale_baseline/en/*.tsv read as baseline= files
 MULTI_REF = ("max", "best_f")
 
 
@@ -93,68 +86,6 @@ def idf_table(texts, model: object = "minilm", *, device: str | None = None) -> 
     if not flat:
         raise ValueError("idf_table needs at least one text to count document frequencies")
     return idf_from_ids([np.asarray(x) for x in enc.tokenize(flat)], enc.signature)
-
-
-def read_baseline(path: str | Path, layer: int) -> np.ndarray:
-    """(3,) baseline P, R, F of ``layer`` from a bert_score-style CSV (LAYER,P,R,F)."""
-    with open(path, newline="") as f:
-        rows = {int(r["LAYER"]): r for r in csv.DictReader(f)}
-    if layer not in rows:
-        raise ValueError(f"baseline file {path} has no row for layer {layer} (it has "
-                         f"{sorted(rows)}); compute one for this layer with "
-                         "`python -m data_scripts.bertscore_baseline`")
-    return np.array([float(rows[layer][k]) for k in ("P", "R", "F")])
-
-
-def baseline_table(model: str = "minilm", baseline: str | Path | None = None) -> np.ndarray:
-    """(L + 1, 3) baseline P, R, F of every layer (the shipped file for ``model``, or
-    ``baseline``)."""
-    path, _ = _baseline_path(model, baseline)
-    with open(path, newline="") as f:
-        rows = sorted(csv.DictReader(f), key=lambda r: int(r["LAYER"]))
-    return np.array([[float(r[k]) for k in ("P", "R", "F")] for r in rows])
-
-
-def _baseline_path(model: object, baseline) -> tuple[Path, str]:
-    if baseline is not None:
-        path = Path(baseline).expanduser()
-        if not path.is_file():
-            raise FileNotFoundError(f"baseline file {str(path)!r} does not exist; make one with "
-                                    "`python -m data_scripts.bertscore_baseline`")
-        return path, path.name
-    if isinstance(model, str) and model in BASELINES:
-        ref = resources.files("capkit.metrics") / "bertscore_baselines" / BASELINES[model]
-        return Path(str(ref)), f"capkit-{BASELINES[model]}"
-    theirs = bert_score_baseline(model)
-    if theirs:
-        hint = f"bert_score ships one for it (English): pass baseline={str(theirs)!r}; or "
-    else:
-        hint = (f"bert_score (`pip install {BERT_SCORE_PIN}`) ships English ones for the hub "
-                "models it knows, as bert_score/rescale_baseline/en/<hub name>.tsv: pass that "
-                "file as baseline=; or ")
-    raise ValueError(f"capkit ships a rescaling baseline only for {sorted(BASELINES)}, not for "
-                     f"model {model!r}: {hint}compute one with `python -m "
-                     f"data_scripts.bertscore_baseline --model {model or '...'}` and pass "
-                     "baseline=<file>, or set rescale_with_baseline=False")
-
-
-def bert_score_baseline(model: object) -> Path | None:
-    """bert_score's own English baseline file for a hub name (or capkit's preset of it), when
-    bert_score is installed and has one (``rescale_baseline/en/<name>.tsv``, LAYER,P,R,F)."""
-    import importlib.util
-
-    from capkit.models.presets import PRESETS
-    if not isinstance(model, str):
-        return None
-    name = PRESETS[model].target if model in PRESETS else model
-    spec = importlib.util.find_spec("bert_score")
-    if not name or spec is None or not spec.submodule_search_locations:
-        return None
-    for root in spec.submodule_search_locations:
-        path = Path(root) / "rescale_baseline" / "en" / f"{name}.tsv"
-        if path.is_file():
-            return path
-    return None
 
 
 def _spans(off: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -251,35 +182,6 @@ def best_reference(pairs: np.ndarray, owner: np.ndarray, n: int, multi_ref: str)
     return pairs[starts + best], best
 
 
-def model_name(model: object, enc) -> str | None:
-    """The preset or hub name behind ``model`` (a name, or a loaded encoder's ``name``)."""
-    return model if isinstance(model, str) else getattr(enc, "name", None)
-
-
-@functools.lru_cache(maxsize=1)
-def bert_score_layers() -> dict[str, int]:
-    """bert_score's default layer of each hub model it knows (``model2layers``)."""
-    ref = resources.files("capkit.metrics") / "bertscore_baselines" / LAYER_TABLE
-    with ref.open(newline="") as f:
-        return {r["MODEL"]: int(r["LAYER"]) for r in csv.DictReader(f)}
-
-
-def choose_layer(model: object, enc, layer: int | None) -> int:
-    """``layer``, else capkit's preset layer or bert_score's for the model name, else the last
-    layer (with a warning, except for capkit's untrained ``tiny-*`` presets)."""
-    if layer is None:
-        name = model_name(model, enc)
-        layer = DEFAULT_LAYERS.get(name, bert_score_layers().get(name))
-        if layer is None:
-            layer = enc.num_layers
-            if not str(name).startswith("tiny-"):
-                warnings.warn(f"bert_score has no default layer for {name!r}, so BERTScore uses "
-                              f"its last layer ({layer}); bert_score picks a middle layer per "
-                              "model (e.g. 17 of 24 for roberta-large): pass layer= to choose "
-                              "one, and report it", stacklevel=3)
-    return enc.check_layer(layer)
-
-
 @dataclass(frozen=True)
 class TokenMatch:
     """BERTScore's greedy matching of one candidate and one reference, laid open for teaching."""
@@ -330,7 +232,7 @@ def bertscore(candidates, references=None, images=None, *, model: object = "mini
         raise ValueError(f"idf must be True, False or an IdfTable (see idf_table), got {idf!r}")
     cands, refs, ids = align(candidates, references)
     if rescale_with_baseline and isinstance(model, str):
-        _baseline_path(model, baseline)          # a missing baseline: before loading the model
+        baseline_path(model, baseline)          # a missing baseline: before loading the model
     enc = load_model(model, "text", device=device)
     layer = choose_layer(model, enc, layer)
     flat = [r for rs in refs for r in rs]
@@ -354,7 +256,7 @@ def bertscore(candidates, references=None, images=None, *, model: object = "mini
     prf, best = best_reference(pairs, owner, len(cands), multi_ref)
     rescale = "no"
     if rescale_with_baseline:
-        path, name = _baseline_path(model_name(model, enc), baseline)
+        path, name = baseline_path(model_name(model, enc), baseline)
         b = read_baseline(path, layer)
         rescale = f"{name}#{hashlib.sha256(path.read_bytes()).hexdigest()[:10]}"  # the file
         prf = (prf - b) / (1 - b)
