@@ -267,6 +267,11 @@ def test_a_constant_metric_gets_a_report_card_with_its_undefined_numbers(tmp_pat
     row = next(line for line in card.markdown.splitlines() if line.startswith("| capeval1k"))
     assert "| - [-, -] |" in row and "vs bleu_4: -, p = " in row
     assert "-: undefined" in card.markdown
+    # a '-' elsewhere on the card (a robustness AUC) gets the footnote too; none: no footnote
+    for auc, note in ((float("nan"), True), (0.5, False)):
+        data = dict(card.data, test_sets={}, robustness_auc={"RC": auc})
+        data = json.loads(json.dumps(lab._finite(data)))
+        assert ("-: undefined" in lab._card_markdown(data)) is note
     assert "NOT the benchmarked metric" not in card.markdown
     other = lab.report_card("constant", res, baselines=["bleu_4"], sets=sets,
                             contract=contract.check_contract(overlap, CANDS, REFS))

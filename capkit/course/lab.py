@@ -357,8 +357,12 @@ def _card_markdown(data: dict) -> str:
         lines.append(f"| {name} | {e['rows']} | {_num(e['value'])} [{_num(e['ci95'][0])}, "
                      f"{_num(e['ci95'][1])}] | {e['best_baseline']} "
                      f"{_num(e['baselines'][e['best_baseline']]['value'])} | {tests or '-'} |")
+    numbers = [[e["value"], e["ci95"], e["baselines"][e["best_baseline"]]["value"],
+                [[t["difference"], t["p_value"]] for t in e["paired"].values()]]
+               for e in data["test_sets"].values()]          # the numbers the card shows
+    numbers += [data[k] for k in ("world_foil_by_type", "robustness_auc") if data[k]]
     lines += ["", "-: undefined (e.g. Kendall's tau of a metric that scores every row the same)",
-              ""] if any(_undefined(e) for e in data["test_sets"].values()) else [""]
+              ""] if _has_none(numbers) else [""]
     if data["world_foil_by_type"]:
         lines += ["## World-FOIL accuracy by error type (x 100)", "",
                   *_row(data["world_foil_by_type"], 1)]
@@ -381,9 +385,13 @@ def _card_markdown(data: dict) -> str:
     return "\n".join(lines)
 
 
-def _undefined(entry: dict) -> bool:
-    return entry["value"] is None or any(t["difference"] is None or t["p_value"] is None
-                                         for t in entry["paired"].values())
+def _has_none(value) -> bool:
+    """Whether any number of the card's results is undefined (None, written '-')."""
+    if isinstance(value, Mapping):
+        return any(_has_none(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_none(v) for v in value)
+    return value is None
 
 
 def _num(x, spec: str = ".1f") -> str:
