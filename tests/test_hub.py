@@ -123,3 +123,22 @@ def test_when_the_hub_answers_or_is_not_asked_loading_is_as_before(hub, monkeypa
     with hub_loading("capkit-test/offline", "CLIP model", tiny="tiny-clip") as options:
         assert options == {}                      # HF_HUB_OFFLINE=1: transformers' own rule
     assert hub == []
+
+
+@pytest.mark.parametrize("env, expected", [(None, 5.0), ("10", 10.0), ("2", 2.0)])
+def test_the_check_waits_as_long_as_the_users_etag_timeout(monkeypatch, env, expected):
+    """HF_HUB_ETAG_TIMEOUT, when set (even to huggingface_hub's default, 10), is the wait."""
+    from huggingface_hub import constants, utils
+    if env is not None:
+        monkeypatch.setenv("HF_HUB_ETAG_TIMEOUT", env)
+        monkeypatch.setattr(constants, "HF_HUB_ETAG_TIMEOUT", int(env))
+    else:
+        monkeypatch.delenv("HF_HUB_ETAG_TIMEOUT", raising=False)
+    waits = []
+
+    class Session:
+        def head(self, url, timeout):
+            waits.append(timeout)
+
+    monkeypatch.setattr(utils, "get_session", lambda: Session())
+    assert probe_hub() is None and waits == [expected]

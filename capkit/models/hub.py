@@ -17,6 +17,7 @@ model loads at once with no more network calls, and one not cached fails at once
 from __future__ import annotations
 
 import contextlib
+import os
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,8 +37,8 @@ def probe_hub() -> str | None:
     """None when the hub endpoint answers one request, else why not (one line)."""
     from huggingface_hub import constants
     from huggingface_hub.utils import get_session
-    etag = constants.HF_HUB_ETAG_TIMEOUT
-    timeout = etag if etag != getattr(constants, "DEFAULT_ETAG_TIMEOUT", 10) else PROBE_TIMEOUT
+    timeout = constants.HF_HUB_ETAG_TIMEOUT if os.environ.get("HF_HUB_ETAG_TIMEOUT") \
+        else PROBE_TIMEOUT                       # the user's setting, even if it is the default
     try:
         get_session().head(constants.ENDPOINT, timeout=timeout)
     except Exception as err:    # any transport error: httpx2, httpx or requests by hub version
