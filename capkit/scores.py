@@ -167,7 +167,8 @@ class Scores:
 
 
 def content_hash(data: object, length: int = 10) -> str:
-    """A short sha256 of a setting that is data (a df table, idf weights, a word list).
+    """A short sha256 of a setting that is data (a df table, idf weights, a word list, a file's
+    bytes).
 
     Mappings are hashed in sorted key order, so the same table always gives the same hash.
     """
@@ -191,6 +192,9 @@ def _feed(h, data: object) -> None:
         h.update(b"]")
     elif isinstance(data, (set, frozenset)):
         _feed(h, sorted(data, key=repr))
+    elif isinstance(data, (bytes, bytearray)):          # a file's bytes: fed as they are
+        h.update(b"b%d:" % len(data))
+        h.update(data)
     elif isinstance(data, np.ndarray):
         h.update(str(data.dtype).encode() + str(data.shape).encode())
         h.update(np.ascontiguousarray(data).tobytes())

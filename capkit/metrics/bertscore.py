@@ -38,7 +38,6 @@ Explained in notebooks/03_embedding_metrics.ipynb, section 3 "BERTScore".
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import warnings
 from collections import Counter
@@ -258,7 +257,7 @@ def bertscore(candidates, references=None, images=None, *, model: object = "mini
     if rescale_with_baseline:
         path, name = baseline_path(model_name(model, enc), baseline)
         b = read_baseline(path, layer)
-        rescale = f"{name}#{hashlib.sha256(path.read_bytes()).hexdigest()[:10]}"  # the file
+        rescale = f"{name}#{content_hash(path.read_bytes())}"                # the file
         prf = (prf - b) / (1 - b)
     parts: dict[str, object] = {"P": prf[:, 0], "R": prf[:, 1], "F": prf[:, 2],
                                 "best_reference": best, "layer": layer}

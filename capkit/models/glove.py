@@ -64,10 +64,8 @@ class GloVe:
     def digest(self) -> str:
         """A short sha256 of the words and vectors: tells two vector sets apart in a signature."""
         if self._digest is None:
-            import hashlib
-            h = hashlib.sha256("\n".join(self.words).encode())
-            h.update(np.ascontiguousarray(self.vectors).tobytes())
-            self._digest = h.hexdigest()[:10]
+            from capkit.scores import content_hash
+            self._digest = content_hash(["\n".join(self.words).encode(), self.vectors])
         return self._digest
 
     def vector(self, word: str) -> np.ndarray:
