@@ -148,7 +148,7 @@ def test_changes_inside_arrays_dataclasses_and_nested_containers_are_seen(change
     elif change == "nested list":
         value, edit = [["a", "dog"], ["a", "cat"]], lambda x: x[1].reverse()
     else:
-        torch = pytest.importorskip("torch")
+        import torch                          # a required package: never skipped
         value, edit = torch.tensor([[1.0, float("nan")]]), lambda x: x.mul_(2)
     before = repr(value)
     result = check("0.9 edit", lambda x: (edit(x), 1)[1], lambda x: 1, [(value,)])
