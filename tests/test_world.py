@@ -391,7 +391,7 @@ def test_bad_arguments_get_errors_that_name_them():
         (lambda: Count(0, Description("circle")), r"n=0: a count says one to 4"),
         (lambda: Count(5, Description("circle")), r"n=5: a count says one to 4"),
         (lambda: Relation(Description(), "near", Description()), r"unknown relation 'near'"),
-        (lambda: Description("hexagon"), r"unknown shape 'hexagon' in a Description"),
+        (lambda: Description("hexagon"), r"unknown shape 'hexagon': use one of .*or None"),
         (lambda: realise("a circle", np.random.default_rng(0)), r"not a logical form"),
         (lambda: parse(5), r"a caption is a string, not int"),
         (lambda: foil_pair(scene, "color", 0), r"pass np.random.default_rng"),

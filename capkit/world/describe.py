@@ -12,7 +12,7 @@ import numpy as np
 from capkit.world.check import check
 from capkit.world.forms import Conjunction, Count, Description, Exists, Form, Relation
 from capkit.world.grammar import realise, tokens
-from capkit.world.scene import Obj, Scene, whole
+from capkit.world.scene import Obj, Scene, require_scene, whole
 
 TEMPLATES = ("all", "relation", "count", "some", "one")
 WEIGHTS = (0.35, 0.25, 0.15, 0.15, 0.10)
@@ -54,9 +54,7 @@ def true_form(scene: Scene, template: str, rng: np.random.Generator) -> Form:
 
 def describe(scene: Scene, n: int = 5, seed: int = 0) -> list[str]:
     """``n`` different true references of ``scene`` (different after tokenisation)."""
-    if not isinstance(scene, Scene):
-        raise ValueError(f"describe needs a capkit.world.Scene, not {type(scene).__name__}: build "
-                         "one with Scene.from_dict or make_scenes")
+    require_scene(scene, "describe")
     n = whole("n", n, 0, "ask for zero or more references (a whole number)")
     rng = np.random.default_rng(whole("seed", seed))
     out, seen = [], set()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from capkit.world.scene import COLORS, MAX_OBJECTS, SHAPES, SIZES, Obj, Scene, whole
+from capkit.world.scene import MAX_OBJECTS, Obj, Scene, check_attributes, whole
 
 RELATIONS = ("left", "right", "above", "below")
 OPPOSITE = {"left": "right", "right": "left", "above": "below", "below": "above"}
@@ -29,11 +29,7 @@ class Description:
     size: str | None = None
 
     def __post_init__(self):
-        for field, value, allowed in (("shape", self.shape, SHAPES), ("color", self.color, COLORS),
-                                      ("size", self.size, SIZES)):
-            if value is not None and value not in allowed:
-                raise ValueError(f"unknown {field} {value!r} in a Description: use one of "
-                                 f"{', '.join(allowed)}, or None to leave it unsaid")
+        check_attributes(self.shape, self.color, self.size, unsaid=True)
 
     def matches(self, obj: Obj) -> bool:
         return all(want is None or want == have for want, have in
@@ -65,11 +61,9 @@ class Count:
     what: Description
 
     def __post_init__(self):
-        whole("n", self.n, 1, f"a count says one to {MAX_OBJECTS} (a scene holds at most "
-                              f"{MAX_OBJECTS} objects)")
-        if self.n > MAX_OBJECTS:
-            raise ValueError(f"n={self.n}: a count says one to {MAX_OBJECTS} (a scene holds at "
-                             f"most {MAX_OBJECTS} objects)")
+        says = f"a count says one to {MAX_OBJECTS} (a scene holds at most {MAX_OBJECTS} objects)"
+        if whole("n", self.n, 1, says) > MAX_OBJECTS:
+            raise ValueError(f"n={self.n}: {says}")
 
     def slots(self) -> tuple[Description, ...]:
         return (self.what,) * self.n

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from capkit.world.scene import HALF_EXTENT, Scene, whole
+from capkit.world.scene import HALF_EXTENT, Scene, require_scene, whole
 
 RGB = {"red": (220, 35, 35), "green": (35, 180, 60), "blue": (45, 90, 235),
        "yellow": (240, 215, 35), "purple": (150, 55, 205), "white": (245, 245, 245)}
@@ -64,9 +64,7 @@ def background(scene: Scene, size: int):
 def render(scene: Scene, size: int = 64):
     """A ``size`` x ``size`` PIL RGB image of ``scene`` (also ``scene.render(size)``)."""
     from PIL import Image, ImageDraw
-    if not isinstance(scene, Scene):
-        raise ValueError(f"render needs a capkit.world.Scene, not {type(scene).__name__}: build "
-                         "one with Scene.from_dict or make_scenes")
+    require_scene(scene, "render")
     size = whole("size", size, 8, "render at a whole number of 8 pixels or more (64 is the "
                                   "default)")
     big = size * SUPERSAMPLE

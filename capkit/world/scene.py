@@ -33,10 +33,7 @@ class Obj:
     y: float
 
     def __post_init__(self):
-        for field, value, allowed in (("shape", self.shape, SHAPES), ("color", self.color, COLORS),
-                                      ("size", self.size, SIZES)):
-            if value not in allowed:
-                raise ValueError(f"unknown {field} {value!r}: use one of {', '.join(allowed)}")
+        check_attributes(self.shape, self.color, self.size)
         m = HALF_EXTENT[self.size]
         for axis, value in (("x", self.x), ("y", self.y)):
             if isinstance(value, (bool, np.bool_)) or \
@@ -151,6 +148,23 @@ def random_scene(rng: np.random.Generator, n_objects: int | None = None) -> Scen
                         size, x, y) for size, x, y in placed)
     return Scene(objects, BACKGROUNDS[rng.integers(len(BACKGROUNDS))],
                  int(rng.integers(2**31 - 1)))
+
+
+def check_attributes(shape, color, size, *, unsaid: bool = False) -> None:
+    """ValueError naming the first unknown shape, colour or size (``unsaid``: None allowed, as
+    in a caption's description that leaves it out)."""
+    for field, value, allowed in (("shape", shape, SHAPES), ("color", color, COLORS),
+                                  ("size", size, SIZES)):
+        if value not in allowed and not (unsaid and value is None):
+            raise ValueError(f"unknown {field} {value!r}: use one of {', '.join(allowed)}"
+                             + (", or None to leave it unsaid" if unsaid else ""))
+
+
+def require_scene(scene, who: str) -> None:
+    """ValueError unless ``scene`` is a Scene (``who``: the function that needs it)."""
+    if not isinstance(scene, Scene):
+        raise ValueError(f"{who} needs a capkit.world.Scene, not {type(scene).__name__}: build "
+                         "one with Scene.from_dict or make_scenes")
 
 
 def whole(name: str, value, least: int = 0, what: str = "") -> int:
