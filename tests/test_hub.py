@@ -142,3 +142,13 @@ def test_the_check_waits_as_long_as_the_users_etag_timeout(monkeypatch, env, exp
 
     monkeypatch.setattr(utils, "get_session", lambda: Session())
     assert probe_hub() is None and waits == [expected]
+
+
+@pytest.mark.parametrize("kind", ["clip", "text", "matcher", "bridgetower", "vilt"])
+def test_a_missing_folder_that_is_no_hub_name_is_refused_before_any_check(hub, kind, tmp_path):
+    load, _ = _loaders()[kind]
+    missing = tmp_path / "runs" / "model"
+    with pytest.raises(FileNotFoundError, match=f"no .* folder {missing} \\(it does not exist\\), "
+                       "and .* is not a hub name; give an existing folder or a hub name"):
+        load(str(missing))
+    assert hub == []                              # no network check for a mistyped path

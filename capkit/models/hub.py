@@ -53,13 +53,24 @@ def offline_mode() -> bool:
 
 
 @contextlib.contextmanager
-def hub_loading(name: str, what: str, *, tiny: str, offline: str | None = None
-                ) -> Iterator[dict]:
+def hub_loading(name: str, what: str, *, tiny: str, offline: str | None = None,
+                example: str | None = None) -> Iterator[dict]:
     """Load ``name`` (a hub name or folder) in the block: it gets the extra keyword arguments
     for every ``from_pretrained`` call (``{}``, or ``local_files_only=True`` when the hub does
     not answer), runs quietly, and an ``OSError`` becomes a ``FileNotFoundError`` that says
-    what to do (``offline``: a phrase naming an offline preset; ``tiny``: the stand-in)."""
+    what to do (``offline``: a phrase naming an offline preset; ``tiny``: the stand-in). A name
+    that is neither a folder nor a valid hub name (a mistyped path) is refused first, with no
+    network check (``example``: a hub name to suggest)."""
     from capkit.models.runtime import quiet_loading
+    if not is_folder(name):
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
+        try:
+            validate_repo_id(name)
+        except HFValidationError:
+            raise FileNotFoundError(
+                f"no {what} folder {name} (it does not exist), and {name!r} is not a hub name; "
+                f"give an existing folder or a hub name{f' such as {example}' if example else ''}"
+            ) from None
     unreachable = None if is_folder(name) or offline_mode() else probe_hub()
     options = {"local_files_only": True} if unreachable else {}
     try:

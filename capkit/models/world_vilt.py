@@ -280,16 +280,7 @@ def load_vilt(name_or_path: str | Path, *, device: str | None = None) -> VisionT
     path = Path(str(name_or_path)).expanduser()
     if (path / META).is_file():
         return load_world_vilt(path, device=device)
-    if not path.is_dir():
-        from huggingface_hub.utils import HFValidationError, validate_repo_id
-        try:
-            validate_repo_id(str(name_or_path))
-        except HFValidationError:
-            raise FileNotFoundError(f"no ViLT checkpoint folder {path} (it does not exist), and "
-                                    f"{str(name_or_path)!r} is not a hub name; give an existing "
-                                    "folder or a hub name such as "
-                                    "dandelin/vilt-b32-finetuned-coco") from None
-    model, tokenizer = _from_pretrained(str(name_or_path))
+    model, tokenizer = _from_pretrained(str(path) if path.is_dir() else str(name_or_path))
     pre = _vilt_preprocess(path if path.is_dir() else None, model.config.image_size)
     tag = (f"{path.name}@{_folder_sha(path)[:12]}" if path.is_dir() else
            f"{name_or_path}@{getattr(model.config, '_commit_hash', None) or 'hub'}")
@@ -338,7 +329,8 @@ def _from_pretrained(name: str):
     from transformers import AutoTokenizer, ViltForImageAndTextRetrieval
 
     from capkit.models.hub import hub_loading
-    with hub_loading(name, "ViLT model", tiny=TINY,
+    with hub_loading(name, "ViLT checkpoint", tiny=TINY,
+                     example="dandelin/vilt-b32-finetuned-coco",
                      offline="the shipped model='world-vilt'") as opts:
         model = ViltForImageAndTextRetrieval.from_pretrained(name, **opts)
         tokenizer = AutoTokenizer.from_pretrained(name, **opts)
