@@ -395,3 +395,11 @@ def test_image_folders_are_checked_and_a_run_with_nothing_scored_gives_the_reaso
     assert [(b, m) for b, m, _ in res.skipped] == [("toy", "clipscore"),
                                                    ("toy_pairs", "clipscore")]
     assert set(res["toy"]) == {"bleu_1"}
+
+
+def test_image_folders_given_with_a_tilde_are_expanded_in_the_library_too(tmp_path, monkeypatch):
+    # capkit bench expanded ~ itself; benchmark(images={"thumb": "~/coco"}) called "does not exist"
+    from capkit.meta_eval.harness import _check_image_folders
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "coco").mkdir()
+    assert _check_image_folders({"thumb": "~/coco"}, ["thumb"]) == {"thumb": str(tmp_path / "coco")}

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         name, sep, folder = item.partition("=")
         if not sep or not folder:
             raise ValueError(f"--images takes BENCHMARK=DIR, e.g. thumb=~/coco/val2014; got {item!r}")
-        images[name] = str(Path(folder).expanduser())
+        images[name] = folder                      # (~ is expanded by the harness)
     metrics = list(args.metrics)
     if args.against is not None and args.against not in metrics:
         metrics.append(args.against)

@@ -254,7 +254,7 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
     if isinstance(benchmarks, (str, Protocol)):
         benchmarks = [benchmarks]
     protocols = [get_protocol(b) for b in benchmarks]
-    _check_image_folders(images or {}, [p.name for p in protocols])
+    images = _check_image_folders(images or {}, [p.name for p in protocols])
     results: dict[str, dict[str, BenchResult]] = {}
     comparisons: dict[tuple[str, str, str], PairedComparison] = {}
     skipped: list[tuple[str, str, str]] = []
@@ -305,10 +305,12 @@ def _paired(protocol: Protocol, data, scored: Mapping[str, Scores], against: str
     return out
 
 
-def _check_image_folders(images: Mapping[str, str], run: list[str]) -> None:
-    """Every benchmark given images is run, and its folder exists (a typo is an error here, not
-    a row skipped after the data are loaded, nor a folder silently unused)."""
+def _check_image_folders(images: Mapping[str, str], run: list[str]) -> dict[str, str]:
+    """The folders of ``images``, ~ expanded, once every benchmark given images is run and its
+    folder exists (a typo is an error here, not a row skipped after the data are loaded, nor a
+    folder silently unused)."""
     from pathlib import Path
+    images = {name: str(Path(folder).expanduser()) for name, folder in images.items()}
     for name, folder in images.items():
         if name not in run:
             raise ValueError(f"images are given for {name}, which is not among the benchmarks "
@@ -319,6 +321,7 @@ def _check_image_folders(images: Mapping[str, str], run: list[str]) -> None:
             raise FileNotFoundError(f"the images folder of {name}, {folder}, {what}; give the "
                                     f"folder that holds its images (capkit bench --images "
                                     f"{name}=DIR)")
+    return images
 
 
 def _image_paths(protocol: Protocol, data, folder) -> tuple[list[str] | None, str]:
