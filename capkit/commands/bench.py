@@ -95,12 +95,12 @@ def run(args: argparse.Namespace) -> int:
         # beside these results as if they were theirs.
         earlier = (out / "results.json").exists()
         (out / "results.json").unlink(missing_ok=True)
+        paths = save_figures(results, out)
         if earlier:
-            ours = {f"bars_{b}.png" for b in results.results}
+            ours = {Path(p).name for p in paths}
             for stale in out.glob("bars_*.png"):
                 if stale.name not in ours:
                     stale.unlink()
-        paths = save_figures(results, out)
         write_output(out / "results.json", results.to_json())
         print(f"wrote {out / 'results.json'} and {len(paths)} figures to {out}", file=sys.stderr)
     return 0
