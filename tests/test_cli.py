@@ -432,7 +432,11 @@ def test_systems_csv_is_one_table_with_its_signatures(shared_data, capsys):
     (["train", "leic", "--seed", "-1"], "--seed", "must be a non-negative integer, got -1"),
     (["train", "world-vilt", "--seed", "x"], "--seed", "must be a non-negative integer, got x"),
     (["train", "umic", "--threads", "0"], "--threads", "must be an integer >= 1, got 0"),
-    (["bench-speed", "--repeat", "0"], "--repeat", "must be an integer >= 1, got 0")])
+    (["bench-speed", "--repeat", "0"], "--repeat", "must be an integer >= 1, got 0"),
+    (["train", "leic", "--epochs", "0"], "--epochs", "must be an integer >= 1, got 0"),
+    (["robustness", "--images", "1"], "--images", "must be an integer >= 2, got 1"),
+    (["train", "umic", "--margin", "1.5"], "--margin",
+     "must be a number between 0 and 1 (exclusive), got 1.5")])
 def test_integer_options_are_checked_before_any_work(capsys, argv, option, wanted):
     with pytest.raises(SystemExit) as exit_:
         main(argv)

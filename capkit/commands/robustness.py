@@ -15,7 +15,8 @@ import json
 import sys
 
 from capkit.cache_files import write_output
-from capkit.commands.args import figure_file, metric_list, output_dir, resamples, seed_option
+from capkit.commands.args import (figure_file, integer, metric_list, output_dir, resamples,
+                                  seed_option)
 from capkit.report import format_table
 
 
@@ -40,7 +41,7 @@ def register(sub) -> None:
     p.add_argument("--transforms", type=transform_list, default=["RC", "WP", "RW"],
                    help="comma-separated codes: RC,WP,RW (Cui et al.), KS,RR,SO,HN (UMIC), SS")
     p.add_argument("--dataset", choices=ROBUSTNESS_DATASETS, default="coco_karpathy_test")
-    p.add_argument("--images", type=int, default=None,
+    p.add_argument("--images", type=integer(2), default=None,
                    help="score a seeded random subset of this many images (default: all)")
     p.add_argument("--images-dir", default=None,
                    help="folder with every image of the dataset: RC/HN neighbours from "

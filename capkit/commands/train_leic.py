@@ -13,7 +13,7 @@ import argparse
 import json
 import time
 
-from capkit.commands.args import training_bars, training_options
+from capkit.commands.args import integer, training_bars, training_options
 
 
 def _fold(text: str):
@@ -45,7 +45,7 @@ def add_parser(models) -> None:
     q.add_argument("--world", action="store_true",
                    help="train in capkit's world: image (world-CLIP) + caption context, world "
                    "systems as machine captions, train-split scenes")
-    q.add_argument("--epochs", type=int, default=None, help="default: the preset's")
+    q.add_argument("--epochs", type=integer(1), default=None, help="default: the preset's")
     q.add_argument("--out", default=None,
                    help="checkpoint to write (default <variant>_<preset>.safetensors)")
     training_options(q, run, workdir=True, glove=True)
@@ -59,8 +59,6 @@ def run(args: argparse.Namespace) -> int:
     name = checkpoint_name(args.variant, args.world, args.context)
     out = output_file(args.out or f"{name}_{args.preset}.safetensors")
     workdir(args)
-    if args.epochs is not None and args.epochs < 1:
-        raise ValueError(f"--epochs must be at least 1, got {args.epochs}")
     if args.context not in (None, "caption") and not args.world:
         raise ValueError(f"--context {args.context} reads the image, which real-data critics do "
                          "not have offline; add --world, or use --context caption")

@@ -74,7 +74,7 @@ def register_vilt(models) -> None:
     u.add_argument("--val-fraction", type=_fraction, default=0.1,
                    help="share of --references' images held out for validation when no "
                    "--val-references is given (seeded by --seed; default 0.1)")
-    u.add_argument("--margin", type=float, default=None,
+    u.add_argument("--margin", type=_fraction, default=None,
                    help="the hinge loss's margin M in max(0, M + s_neg - s_pos) (default 0.2, "
                    "UMIC's)")
     u.add_argument("--device", default=None, help="cpu (default), cuda, ...")
@@ -137,10 +137,7 @@ def run_umic(args: argparse.Namespace) -> int:
 
     from capkit.training.umic import NEGATIVE_TYPES, SCHEDULES, train_umic
     schedule = None
-    if args.margin is not None:
-        if not 0 < args.margin < 1:
-            raise ValueError(f"--margin is a difference of two sigmoid scores, between 0 and 1 "
-                             f"(exclusive); got {args.margin}")
+    if args.margin is not None:     # (a difference of two sigmoid scores: in (0, 1), as parsed)
         schedule = dataclasses.replace(SCHEDULES[args.preset], margin=args.margin)
     start = time.perf_counter()
     result = train_umic(args.backbone, out=out, preset=args.preset, seed=args.seed,
