@@ -305,3 +305,11 @@ def test_read_caption_sets_refuses_an_id_given_twice(tmp_path, content, key):
     path.write_text(content)
     with pytest.raises(ValueError, match=f"captions file '{path}'.*{key}"):
         read_caption_sets(path)
+
+
+def test_lsa_projection_drops_ptb_clitics_of_stop_words_as_b1_star_does():
+    # "'s" and "n't" are NLTK stop words ("s", "not") once PTB has split them off
+    from capkit.diversity.projection import lsa_projection as lsa
+    caps = ["the dog's bone isn't here", "a dog's bone is there", "a cat on a mat"]
+    plain = ["the dog bone here", "a dog bone there", "a cat on a mat"]
+    assert np.allclose(lsa(caps, 2).coords, lsa(plain, 2).coords)

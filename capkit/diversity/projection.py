@@ -25,7 +25,7 @@ from capkit.diversity.caption_sets import caption_sets
 from capkit.diversity.kernels import bow_matrices
 from capkit.diversity.lsa import self_cider_kernel
 from capkit.metrics.cider import DocumentFrequencies
-from capkit.text.stop_words import NLTK_ENGLISH
+from capkit.text.stop_words import NLTK_ENGLISH, is_stop
 
 # NLTK's English list, which the paper's appendix A.2 uses for LSA ("we use stop words in LSA",
 # footnote: NLTK); embedded in capkit.text.stop_words (179 words, no data download).
@@ -61,7 +61,7 @@ def lsa_projection(captions, k: int = 5, *, stop_words=STOP_WORDS,
     captions = _check(captions, k)
     sets = caption_sets([captions], tokenizer)
     stop = frozenset(stop_words or ())
-    kept = [[t for t in toks if t not in stop] for toks in sets.tokens]
+    kept = [[t for t in toks if not is_stop(t, stop)] for toks in sets.tokens]   # "'s" too
     if not any(kept):
         raise ValueError("every word is a stop word; pass stop_words=() or other captions")
     matrix = bow_matrices(caption_sets([[" ".join(t) for t in kept]], "split"))[0]   # (d, m)

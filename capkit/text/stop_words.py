@@ -1,5 +1,6 @@
 """Stop-word lists: NLTK's English list (embedded: NLTK's data packages cannot be downloaded
-offline), which MEAN (Zeng & Kwong) and Wang & Chan's LSA both name, and the others by name."""
+offline), which MEAN (Zeng & Kwong) and Wang & Chan's LSA both name, and the others by name;
+``is_stop`` reads PTB tokens against a list (B@1*, the LSA projection)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -34,3 +35,9 @@ def stop_words(name: str | Iterable[str] = "nltk") -> frozenset[str]:
         return frozenset()
     raise ValueError(f"unknown stop-word list {name!r}; use 'nltk' (the paper's), 'spacy', "
                      "'sklearn', 'none', or pass your own words")
+
+
+def is_stop(token: str, stop: frozenset[str]) -> bool:
+    """Whether a PTB token is a stop word: on the list, or a clitic whose letters are ("'s" ->
+    "s", "'re" -> "re"), or "n't" when "not" is."""
+    return token in stop or token.lstrip("'") in stop or (token == "n't" and "not" in stop)
