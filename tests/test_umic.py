@@ -242,6 +242,10 @@ def test_user_data_training_validates_on_held_out_images(tmp_path):
     with pytest.raises(ValueError, match=r"--val-references \(val_references\) holds 1 image"):
         U.train_umic(str(folder), schedule=s, references=train, images=images,
                      val_references=dict(list(val.items())[:1]))
+    # the data are checked before the backbone loads (a missing one would be reported first)
+    with pytest.raises(ValueError, match="in both references and val_references"):
+        U.train_umic(str(tmp_path / "no-such-backbone"), schedule=s, references=refs,
+                     images=images, val_references={"s0": refs["s0"]})
 
 
 def test_umic_and_vilbertscore_run_on_the_fourteen_real_images(shared_data):
@@ -272,8 +276,9 @@ def test_margin_is_an_option_recorded_in_the_command(tmp_path, capsys):
                  "--format", "json"]) == 0
     meta = read_meta(out)
     assert meta["schedule"]["margin"] == 0.5 and meta["command"].endswith("--margin 0.5")
-    assert main(["train", "umic", "--margin", "2", "--out", str(tmp_path / "v")]) != 0
-    assert "between 0 and 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:              # refused as parsed, before any work
+        main(["train", "umic", "--margin", "2", "--out", str(tmp_path / "v")])
+    assert exit_.value.code == 2 and "between 0 and 1" in capsys.readouterr().err
 
 
 def test_a_validation_split_too_small_to_draw_negatives_says_what_to_change():

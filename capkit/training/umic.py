@@ -274,10 +274,10 @@ def train_umic(backbone: str | Path = "world-vilt", *, out: str | Path | None = 
         raise ValueError(f"threads must be at least 1, got {threads!r}")
     world = references is None
     with deterministic(threads):
-        enc = resolve_backbone(backbone, device)
-        if world:
+        if world:       # (the backbone first, in the order the shipped umic_world was made in)
+            enc = resolve_backbone(backbone, device)
             train, val = world_data(s.n_scenes, seed), world_data(s.n_val, seed, "val")
-        else:
+        else:           # the user's data is checked before the backbone (maybe a hub ViLT) loads
             if val_references is None:
                 references, val_references = split_references(references, val_fraction, seed)
             overlap = set(references) & set(val_references)
@@ -292,6 +292,7 @@ def train_umic(backbone: str | Path = "world-vilt", *, out: str | Path | None = 
                                      "and validation sets needs at least 2 (the negatives are "
                                      "other images' captions): give more images")
             train, val = user_data(references, images), user_data(val_references, images)
+            enc = resolve_backbone(backbone, device)
         val_negs, val_valid = epoch_negatives(val, val.positives, seed + 999, s, world)
         history = [{"epoch": 0, "train_loss": float("nan"),
                     **validate(enc, val, val_negs, val_valid, s)}]
