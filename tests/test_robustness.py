@@ -351,3 +351,42 @@ def test_cli_refuses_a_figure_format_matplotlib_cannot_write_before_any_work(tmp
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--figure" in err and "matplotlib cannot write .pngg" in err and ".png" in err
     assert (out / "robustness.json").read_text() == "{}"
+
+
+def test_dataset_name_gives_rw_the_whole_dataset_vocabulary(shared_data):
+    """Was: ``robustness(subset, ..., dataset="coco_karpathy_test")`` named the dataset in the
+    signature but drew RW's words from the subset (71 words for 40 images), unlike the command
+    line; the library now loads the dataset's vocabulary itself, after checking the subset."""
+    full = dataset_references("coco_karpathy_test")
+    part = subset(full, 40)
+    named = robustness(part, ["bleu_1"], ["RW"], n_boot=0, progress=False,
+                       dataset="coco_karpathy_test")
+    given = robustness(part, ["bleu_1"], ["RW"], n_boot=0, progress=False,
+                       vocabulary_captions=full, vocabulary_source="coco_karpathy_test",
+                       dataset="coco_karpathy_test")
+    assert named.signature == given.signature and named.auc() == given.auc()
+    assert "rw_vocab:coco_karpathy_test|rw_vocab_captions:25010|" in named.signature
+    # a name that is not a robustness dataset only labels the signature
+    mine = robustness(part, ["bleu_1"], ["RW"], n_boot=0, progress=False, dataset="my_set")
+    assert "dataset:my_set" in mine.signature and "rw_vocab:evaluated|" in mine.signature
+    # references that were not drawn from the named dataset are refused, saying what to do
+    other = dict(part)
+    first = next(iter(other))
+    other[first] = [c.upper() for c in other[first]]
+    with pytest.raises(ValueError, match="captions of 1 image.*dataset=None"):
+        robustness(other, ["bleu_1"], ["RW"], n_boot=0, progress=False,
+                   dataset="coco_karpathy_test")
+    with pytest.raises(ValueError, match="2 image id.*are not flickr8k images"):
+        robustness(dict(list(part.items())[:2]), ["bleu_1"], ["RW"], n_boot=0,
+                   progress=False, dataset="flickr8k")
+
+
+def test_world_vocabulary_follows_the_seed_of_its_scenes():
+    refs = dataset_references("world", n_images=12, seed=1)
+    with pytest.raises(ValueError, match="depend on the seed.*seed=0"):
+        robustness(refs, ["bleu_1"], ["RW"], n_boot=0, progress=False, dataset="world", seed=0)
+    out = robustness(refs, ["bleu_1"], ["RW"], n_boot=0, progress=False, dataset="world", seed=1)
+    assert f"rw_vocab:world|rw_vocab_captions:{5 * 500}|" in out.signature
+    # without RW nothing is checked or loaded: WP needs no vocabulary
+    assert "rw_vocab" not in robustness(refs, ["bleu_1"], ["WP"], n_boot=0, progress=False,
+                                        dataset="world", seed=0).signature

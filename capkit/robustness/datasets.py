@@ -11,14 +11,17 @@
   CLIPScore of the world) can be studied offline.
 
 ``n_images`` keeps a seeded random subset (in the dataset's order) for quick runs; the whole
-dataset (``n_images=None``) is then what ``capkit robustness`` gives RW as its vocabulary corpus
-(``robustness(..., vocabulary_captions=...)``), so the pool does not shrink with the subset. For
+dataset (``n_images=None``) is then RW's vocabulary corpus, so the pool does not shrink with the
+subset: ``robustness(subset, ..., dataset=name)`` loads it (``whole_dataset``, which checks that
+the subset comes from that dataset), as ``capkit robustness`` does. For
 the world that is its 500 robustness scenes: the split the subset is drawn from, as for COCO and
 Flickr8k (no world model was trained on it; the world's grammar has a few dozen words, and the
 500 scenes' references use nearly all of them at least 5 times).
 ``dataset_pictures`` gives the images (and, in the world, the scenes) of a dataset's images.
 """
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -56,6 +59,32 @@ def dataset_references(name: str, *, n_images: int | None = None,
         raise ValueError(f"unknown robustness dataset {name!r}; choose one of "
                          f"{', '.join(ROBUSTNESS_DATASETS)}")
     return subset(refs, n_images, seed=seed)
+
+
+
+def whole_dataset(references: Mapping[str, Sequence[str]], name: str, *,
+                  seed: int = 0) -> dict[str, list[str]]:
+    """Every reference of robustness dataset ``name`` (``dataset_references(name, seed=seed)``),
+    once it is checked that ``references`` were drawn from it: each image id is one of its
+    images, with the same captions. ``robustness(..., dataset=name)`` builds RW's vocabulary
+    from it, so the pool does not shrink with the subset scored. ValueError otherwise: a
+    vocabulary from another dataset (or, in the world, from scenes of another seed) would be
+    named after ``name`` in the signature."""
+    whole = dataset_references(name, seed=seed)
+    foreign = [i for i in references if i not in whole]
+    changed = [i for i in references if i in whole and list(references[i]) != whole[i]]
+    if foreign or changed:
+        first = (f"{len(foreign)} image id(s) are not {name} images (first: {foreign[:3]})"
+                 if foreign else f"the captions of {len(changed)} image(s) are not {name}'s "
+                 f"(first: {changed[:3]})")
+        world = (f" (the world's scenes and captions depend on the seed: these are not those "
+                 f"of seed={seed})" if name == "world" and changed else "")
+        raise ValueError(
+            f"dataset={name!r}, but {first}{world}. dataset= names the dataset the references "
+            f"were drawn from (dataset_references({name!r}, n_images=..., seed=...)), whose "
+            "captions give RW its vocabulary; for other references pass dataset=None (or your "
+            "own name), with vocabulary_captions= a corpus of your own if you like.")
+    return whole
 
 
 def subset(references: dict[str, list[str]], n_images: int | None,

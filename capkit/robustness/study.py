@@ -6,9 +6,11 @@ image is transformed at each gamma (same seed at every gamma, so the changes are
 scored by every metric against the image's other references; each (metric, transform) gives a
 ``RobustnessCurve`` with a bootstrap band and its AUC (lower = more robust).
 
-On a subset of a dataset, give RW the whole dataset's vocabulary (``vocabulary_captions``): built
-from the evaluated references alone, Cui et al.'s rule (words seen at least 5 times) keeps only
-the commonest words of a small subset, and RW's AUC then depends on how many images are scored.
+On a subset of a dataset, RW needs the whole dataset's vocabulary: built from the evaluated
+references alone, Cui et al.'s rule (words seen at least 5 times) keeps only the commonest words
+of a small subset, and RW's AUC then depends on how many images are scored. ``dataset=`` one of
+``ROBUSTNESS_DATASETS`` loads it (checking that the references were drawn from it); for other
+data, give it as ``vocabulary_captions``.
 RC's and HN's neighbours stay within the evaluated images (``TransformContext``). The signature
 names the dataset and, when RW runs, its vocabulary corpus and pool size.
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from capkit.robustness.datasets import ROBUSTNESS_DATASETS, whole_dataset
 from capkit.robustness.protocol import (
     area_under_curve,
     bootstrap_curves,
@@ -122,8 +125,11 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
     ``context``: a ``TransformContext`` to reuse (its neighbours, vocabulary, tags), else built
     from ``references`` (with ``features`` for image neighbours, else the tf-idf proxy, and with
     ``vocabulary_captions`` / ``vocabulary_source`` for RW's vocabulary: see
-    ``TransformContext.from_references``; default: the evaluated references). ``dataset``: the
-    name of the references' dataset, for the signature (default ``"user"``).
+    ``TransformContext.from_references``). ``dataset``: the name of the references' dataset, for
+    the signature (default ``"user"``). When it is one of ``ROBUSTNESS_DATASETS`` and RW runs
+    without a context or ``vocabulary_captions``, RW's vocabulary comes from that whole dataset
+    (``datasets.whole_dataset``; the world's scenes of this ``seed``), as on the command line;
+    otherwise from the evaluated references.
     ``images`` / ``scenes``: ``{image_id: image}`` / ``{image_id: Scene}`` for metrics that
     see them (``dataset_pictures`` gives both for ``"world"``).
     """
@@ -139,6 +145,10 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
         raise ValueError("give either context= or the settings to build one (features, "
                          "vocabulary_captions, vocabulary_source), not both: a given context "
                          "keeps its own neighbours and vocabulary")
+    if (context is None and vocabulary_captions is None and "RW" in codes
+            and dataset in ROBUSTNESS_DATASETS):
+        vocabulary_captions = whole_dataset(references, dataset, seed=seed)
+        vocabulary_source = vocabulary_source or dataset
     loo = leave_one_out(references, seed=seed)
     if context is None:
         context = TransformContext.from_references(references, features,
