@@ -9,7 +9,12 @@
    ``--device``; the largest absolute difference is reported (float32 kernels differ in their
    last bits, so it is ~1e-6, not 0). The runs in docs/measurements/ used the script of commit
    62168f5, whose candidates were one true caption and one foil of 200 validation scenes.
-2. **Training**: ``capkit train world-vilt`` and ``capkit train umic`` run on ``--device``
+2. **torchmetrics adapter**: ``CaptionMetric`` for CIDEr-D, BLEU-4 and I2CE moved to
+   ``--device`` (as Lightning moves a metric), fed ``--captions`` COCO Karpathy-test captions in
+   batches of 64 with tensor ids on the device: where its records and value live, and the
+   largest difference from the functional call on the CPU (needs ``coco_karpathy_test`` fetched,
+   or ``CAPKIT_DATA_DIR`` pointing at a copy). One process: a NCCL gather needs two GPUs.
+3. **Training**: ``capkit train world-vilt`` and ``capkit train umic`` run on ``--device``
    (``--train tiny``: the seconds-long presets, a check that every tensor is on the device,
    each run twice so that the checkpoints' bytes are compared; ``--train small``: the shipped
    recipes, timed, to set against their one-CPU-thread times in docs/learned_metrics.md).
@@ -85,6 +90,43 @@ def parity(device: str, n: int) -> dict:
     return out
 
 
+def adapter(device: str, n: int) -> dict:
+    """``capkit.torchmetrics.CaptionMetric`` moved to ``device`` (as Lightning moves it), fed
+    COCO Karpathy-test captions in batches with tensor ids on the device: where its records
+    live, and whether ``compute()`` equals the functional call on the CPU (bit for bit for
+    the text metrics; I2CE given ``device=`` within float32 rounding)."""
+    import torch
+
+    from capkit.data import load
+    from capkit.metrics import score
+    from capkit.torchmetrics import CaptionMetric
+    coco = load("coco_karpathy_test")
+    system = coco.systems[sorted(coco.systems)[0]]
+    ids = sorted(system, key=int)[:n]
+    cands = {i: system[i] for i in ids}
+    refs = {i: coco.references[i] for i in ids}
+    out = {"n_captions": len(ids)}
+    for name, options in [("cider_d", {}), ("bleu_4", {}), ("i2ce", {"device": device})]:
+        try:
+            metric = CaptionMetric(name, **options).to(device)
+            for a in range(0, len(ids), 64):
+                batch = ids[a:a + 64]
+                metric.update([cands[i] for i in batch], [refs[i] for i in batch],
+                              ids=torch.tensor([int(i) for i in batch], device=device))
+            value = metric.compute()
+            expected = score(cands, refs, [name])[name]          # on the CPU
+            got = metric.scores.by_id()
+            out[name] = {"records_device": str(metric.records[0].device),
+                         "value_device": str(value.device),
+                         "corpus_diff": abs(float(value.cpu()) - expected.corpus),
+                         "max_per_caption_diff": max(abs(got[i] - v)
+                                                     for i, v in expected.by_id().items())}
+        except Exception:                     # noqa: BLE001  (reported, the others go on)
+            out[name] = {"error": traceback.format_exc(limit=6)}
+        print("adapter", name, out[name], flush=True)
+    return out
+
+
 def train(device: str, preset: str, workdir: Path, threads: int, runs: int = 1) -> dict:
     """Each recipe ``runs`` times (2: are the checkpoints the same bytes on this device?)."""
     out = {}
@@ -121,6 +163,8 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="cuda")
     p.add_argument("--out", required=True, help="JSON file to write")
     p.add_argument("--scenes", type=int, default=100, help="World-FOIL scenes for the parity")
+    p.add_argument("--captions", type=int, default=1000,
+                   help="COCO captions for the torchmetrics adapter check")
     p.add_argument("--train", choices=["none", "tiny", "small"], default="tiny")
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
@@ -134,11 +178,14 @@ def main(argv=None) -> int:
         out_path.write_text(json.dumps(report, indent=1))
 
     def failures() -> list[str]:
-        bad = [k for k, v in report["parity"].items() if isinstance(v, dict) and "error" in v]
+        bad = [f"{step}/{k}" for step in ("parity", "adapter")
+               for k, v in report.get(step, {}).items() if isinstance(v, dict) and "error" in v]
         return bad + [f"train {preset}/{k}" for preset, rows in report.get("train", {}).items()
                       for k, v in rows.items() if v["returncode"] != 0]
 
     report["parity"] = parity(args.device, args.scenes)
+    save()
+    report["adapter"] = adapter(args.device, args.captions)
     save()
     if args.train != "none":
         with tempfile.TemporaryDirectory() as tmp:
