@@ -17,10 +17,10 @@ def gpu_check():
     return module
 
 
-def test_parity_report_on_the_cpu_is_complete_and_exact(gpu_check, tmp_path):
+def test_parity_report_on_the_cpu_is_complete_and_exact(gpu_check, tmp_path, shared_data):
     out = tmp_path / "report.json"
     assert gpu_check.main(["--device", "cpu", "--out", str(out), "--scenes", "3",
-                           "--train", "none"]) == 0
+                           "--captions", "130", "--train", "none"]) == 0
     report = json.loads(out.read_text())
     assert report["complete"] is True
     parity = report["parity"]
@@ -28,6 +28,11 @@ def test_parity_report_on_the_cpu_is_complete_and_exact(gpu_check, tmp_path):
     for name in gpu_check.WORLD_METRICS:
         assert "error" not in parity[name], parity[name]
         assert parity[name]["max_abs_diff"] == 0.0        # the same device twice
+    adapter = report["adapter"]
+    assert adapter["n_captions"] == 130
+    for name in ("cider_d", "bleu_4", "i2ce"):              # three batches of at most 64
+        assert adapter[name]["records_device"] == adapter[name]["value_device"] == "cpu"
+        assert adapter[name]["corpus_diff"] == adapter[name]["max_per_caption_diff"] == 0.0
 
 
 def test_an_out_folder_that_does_not_exist_is_refused_before_any_work(gpu_check, tmp_path):
