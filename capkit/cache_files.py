@@ -6,8 +6,9 @@ notebooks, a test run beside a benchmark) never cost more than a recomputation:
 
 * **Lock**: a cross-process lock (``filelock``, an ``flock`` on POSIX) guards each file or folder
   that is built or rewritten; the lock file lives next to what it guards, named
-  ``<name>.lock``. It is never deleted: deleting a lock file while others wait on it would let
-  two processes hold "the" lock at once. A process that dies releases its lock with it.
+  ``<name>.lock``. It is never deleted (deleting a lock file while others wait on it would let
+  two processes hold "the" lock at once) but with an outdated file it guards, which nothing
+  needs any more (``remove_unused``). A process that dies releases its lock with it.
 * **Atomic write**: a file is written under a temporary name in its own folder, flushed to disk
   (``fsync``) and moved into place with ``os.replace``, so a reader sees the old file or the new
   one, never half of one, even if the writer is killed. A folder that must be whole (a dataset,
@@ -95,6 +96,33 @@ def file_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S):
     lock = lock_path(path)
     lock.parent.mkdir(parents=True, exist_ok=True)
     return FileLock(lock, timeout=timeout)
+
+
+def remove_unused(path: str | os.PathLike) -> bool:
+    """Delete the cache file ``path`` and its lock file unless another process holds that lock
+    now (it is building ``path``): True once both are gone, False if busy (nothing is touched).
+    Raises OSError if they cannot be deleted (no permission, a read-only folder).
+
+    Only for a file that nothing of this version reads (another format's). Readers take no lock:
+    one reading ``path`` as it goes reads on where an open file outlives its name (POSIX) and
+    makes the deletion fail elsewhere. The lock file is deleted while held: a process that was
+    waiting on it may then hold a lock that a newcomer does not see, so at worst two processes
+    of the older version rebuild that file at once, each atomically (no harm but the time).
+    """
+    from filelock import Timeout
+    path = Path(path)
+    lock = file_lock(path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        return False
+    try:
+        path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):   # an empty file (Windows deletes it on release)
+            lock_path(path).unlink()
+    finally:
+        lock.release()
+    return True
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) -> Path:
@@ -289,13 +317,15 @@ def _try_read(path: Path, read: Callable[[Path], T]) -> tuple[bool, T | None, Ba
 
 
 def read_or_rebuild(path: str | os.PathLike, read: Callable[[Path], T], build: Callable[[], T],
-                    write: Callable[[IO[bytes], T], None], *, what: str) -> T:
+                    write: Callable[[IO[bytes], T], None], *, what: str,
+                    on_written: Callable[[Path], None] | None = None) -> T:
     """``read(path)``, or ``build()`` it and save it with ``write(file, value)``.
 
     At most one ``CacheWarning`` per call: when the file was unreadable (it is rebuilt and
     replaced) or when the folder cannot be written (the value is built in memory). ``read``
     must raise one of ``UNREADABLE`` for a damaged file. ``what`` (plural) names the value in
-    messages, e.g. "METEOR's resources".
+    messages, e.g. "METEOR's resources". ``on_written(path)``, if given, runs once this call
+    has written ``path`` (e.g. to delete the files it supersedes); it must not raise.
     """
     path = Path(path)
     found, value, damaged = _try_read(path, read)
@@ -321,6 +351,8 @@ def read_or_rebuild(path: str | os.PathLike, read: Callable[[Path], T], build: C
             return value
         if damaged_now is not None:
             warn(unreadable_message(path, damaged_now, f"rebuilt {what} and replaced it"))
+        if on_written is not None:
+            on_written(path)
         return value
     finally:
         lock.release()

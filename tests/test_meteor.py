@@ -279,6 +279,105 @@ def test_a_read_only_cache_folder_builds_in_memory(mini_meteor, read_only, monke
     assert list((tmp_path / "ro").iterdir()) == []
 
 
+def _other_cache_files(folder: Path) -> tuple[list[str], list[str]]:
+    """Put cache files of other formats and keys in ``folder``: (names a rebuild of this format
+    deletes, names it keeps)."""
+    from capkit.metrics.meteor.resources import FORMAT_VERSION as v
+    stale = [f"meteor-1.5-en-v{v - 1}-{'a' * 16}.npz", f"meteor-1.5-en-{'b' * 16}.npz"]
+    kept = [f"meteor-1.5-en-v{v}-{'c' * 16}.npz",     # this format, another jar or stemmer
+            f"meteor-1.5-en-v{v + 1}-{'d' * 16}.npz",  # a newer capkit's, beside this one
+            f"meteor-1.5-en-v{v - 1}-{'e' * 8}.npz", "notes.txt"]       # not capkit's names
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in stale + kept[:3]:
+        (folder / name).write_bytes(b"old")
+        (folder / f"{name}.lock").write_bytes(b"")
+    for name in kept[3:]:
+        (folder / name).write_bytes(b"old")
+    (folder / f"meteor-1.5-en-v{v - 2}-{'f' * 16}.npz.lock").write_bytes(b"")   # lock alone
+    return ([*stale, *(f"{n}.lock" for n in stale), f"meteor-1.5-en-v{v - 2}-{'f' * 16}.npz.lock"],
+            [*kept, *(f"{n}.lock" for n in kept[:3])])
+
+
+def test_a_rebuild_deletes_the_cache_files_of_older_formats_only(mini_meteor, tmp_path):
+    # each FORMAT_VERSION (or key scheme) left its 52 MB file behind for ever: 12 in one folder
+    from capkit.metrics.meteor import resources as R
+    folder = tmp_path / "cache" / "meteor"
+    _, kept = _other_cache_files(folder)
+    resources, caught = _load_recording_warnings(mini_meteor)
+    assert resources.synsets("dog") == {1, 2} and caught == []
+    path = R._cache_path(*R.meteor_files(mini_meteor))
+    assert path.name.startswith(f"meteor-1.5-en-v{R.FORMAT_VERSION}-")     # format in the name
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [*kept, path.name, f"{path.name}.lock"])
+    assert _load_recording_warnings(mini_meteor)[1] == []            # the new file reads
+
+
+_HOLD_LOCK = """
+import sys
+from capkit.cache_files import file_lock
+with file_lock(sys.argv[1]):
+    print("locked", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_stale_cache_file_another_process_is_building_is_kept(mini_meteor, tmp_path):
+    from capkit.metrics.meteor import resources as R
+    folder = tmp_path / "cache" / "meteor"
+    stale, kept = _other_cache_files(folder)
+    busy = folder / stale[0]
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, str(busy)],
+                              cwd=Path(__file__).resolve().parents[1], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        resources, caught = _load_recording_warnings(mini_meteor)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    assert resources.synsets("cat") == {3} and caught == []
+    path = R._cache_path(*R.meteor_files(mini_meteor))
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [*kept, busy.name, f"{busy.name}.lock", path.name, f"{path.name}.lock"])
+    path.unlink()                                      # the next rebuild deletes it, now idle
+    assert _load_recording_warnings(mini_meteor)[1] == []
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [*kept, path.name, f"{path.name}.lock"])
+
+
+@pytest.mark.parametrize("why", ["no permission", "read-only folder"])
+def test_stale_cache_files_that_cannot_be_deleted_never_fail_scoring(mini_meteor, tmp_path,
+                                                                     monkeypatch, read_only, why):
+    import os
+
+    from capkit.cache_files import CacheWarning
+    from capkit.metrics.meteor import resources as R
+    folder = tmp_path / "cache" / "meteor"
+    stale, kept = _other_cache_files(folder)
+    if why == "no permission":            # e.g. another user's files in a shared sticky folder
+        real_unlink = os.unlink
+
+        def unlink(path, *args, **kwargs):
+            if Path(path).name in stale:
+                raise PermissionError(13, "Permission denied", os.fsdecode(path))
+            return real_unlink(path, *args, **kwargs)
+        monkeypatch.setattr(os, "unlink", unlink)
+    else:                                 # the folder turns read-only once the cache is written
+        remove_stale = R._remove_stale
+
+        def read_only_then_remove(path):
+            read_only(path.parent)
+            remove_stale(path)
+        monkeypatch.setattr(R, "_remove_stale", read_only_then_remove)
+    resources, caught = _load_recording_warnings(mini_meteor)
+    assert resources.synsets("dog") == {1, 2} and resources.exceptions["went"] == ("go",)
+    path = R._cache_path(*R.meteor_files(mini_meteor))
+    assert set(p.name for p in folder.iterdir()) == {*stale, *kept, path.name, f"{path.name}.lock"}
+    if why == "no permission" or caught:  # at most one warning, naming what is left
+        assert [w.category for w in caught] == [CacheWarning]
+        assert all(f"{name} (" in str(caught[0].message) for name in stale if name.endswith(".npz"))
+
+
 # ---------------------------------------------------------------- against the jar itself
 
 @pytest.mark.java

@@ -12,10 +12,12 @@ Parsing the 62 MB paraphrase table (and stemming its 43 k words) takes ~20 s, so
 call writes everything as one ``.npz`` (50 MB) into capkit's cache folder
 (``$CAPKIT_CACHE_DIR``, else ``~/.cache/capkit``), atomically (temporary file + rename); later
 processes load it in ~0.1 s, and ``load_resources`` keeps it for the life of the process. The
-file name holds a key of the source files, the stemmer's version and the format, so a stale
-cache is never read; the folder can be deleted at any time. Processes that miss at once build it
-once (a lock beside the file); a damaged file is rebuilt with one warning naming it, and a
-read-only folder means building in memory (``capkit.cache_files``).
+file, ``meteor/meteor-1.5-en-v<FORMAT_VERSION>-<16 hex>.npz``, is named by its format and a key
+of the format, the stemmer's version and the source files' content, so a stale cache is never
+read; the folder can be deleted at any time. Processes that miss at once build it once (a lock
+beside the file); a damaged file is rebuilt with one warning naming it, and a read-only folder
+means building in memory (``capkit.cache_files``). Writing it deletes the files of older
+formats beside it (``stale_cache_files``) but those another process is building at that moment.
 
 Phrases are stored as 64-bit hashes of their word ids (``phrase_hash``): two different phrases
 would have to collide in 64 bits to be confused (odds ~1e-7 over a whole corpus).
@@ -28,13 +30,16 @@ import hashlib
 import importlib.util
 import itertools
 import os
+import re
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from capkit.cache_files import cache_dir, open_npz, read_or_rebuild
+from capkit.cache_files import (CacheWarning, cache_dir, open_npz, read_or_rebuild,
+                                remove_unused)
 from capkit.metrics.meteor.normalize import english_stemmer, java_hash, parse_nonbreaking
 
 FORMAT_VERSION = 5
@@ -47,6 +52,8 @@ _JAR_FILES = ("function/english.words", "synonym/english.synsets",
 _CACHED = ("function_words", "nonbreaking", "syn_words", "syn_ptr", "syn_ids", "exc_form",
            "exc_base", "vocab", "word_hash", "word_stem", "ref_hash", "ref_ptr", "entry_par",
            "par_hash")                 # the arrays of the cache file (_read_jar, _read_paraphrases)
+# A cache file's name; group 1 is its format, absent in the names used up to format 5
+_CACHE_NAME = re.compile(r"meteor-1\.5-en-(?:v(\d+)-)?[0-9a-f]{16}\.npz")
 
 
 @dataclass(frozen=True)
@@ -127,9 +134,11 @@ def meteor_files(meteor_dir: str | os.PathLike | None = None) -> tuple[Path, Pat
 
 
 def _cache_path(jar: Path, table: Path) -> Path:
-    """The cache file of these resources: named by a key of their content (``content_key``),
-    the stemmer's version and the format, so every installation of the same files (one venv per
-    project, per CI run, per student) shares one cache file, and changed files get another."""
+    """The cache file of these resources, ``meteor-1.5-en-v<FORMAT_VERSION>-<key>.npz``: the
+    key hashes the format, the stemmer's version and their content (``content_key``), so every
+    installation of the same files (one venv per project, per CI run, per student) shares one
+    cache file, and changed files get another; the format shows which files are outdated
+    (``stale_cache_files``)."""
     try:
         from importlib.metadata import version
         stemmer = version("snowballstemmer")
@@ -137,7 +146,39 @@ def _cache_path(jar: Path, table: Path) -> Path:
         stemmer = "none"
     stamp = "|".join(map(str, [FORMAT_VERSION, stemmer, *content_key(jar, table)]))
     key = hashlib.sha256(stamp.encode()).hexdigest()[:16]
-    return cache_dir() / "meteor" / f"meteor-1.5-en-{key}.npz"
+    return cache_dir() / "meteor" / f"meteor-1.5-en-v{FORMAT_VERSION}-{key}.npz"
+
+
+def stale_cache_files(folder: Path) -> list[Path]:
+    """The cache files in ``folder`` that are certainly outdated, found by the file or its lock
+    file alone: an older format's, and those named without one (``meteor-1.5-en-<16 hex>.npz``,
+    all older than the names with a format). Never one of this format with another key (other
+    resource files or stemmer: another venv's, in use now perhaps), nor a newer format's (a
+    newer capkit's beside this one: deleting it would make the two rebuild in turn)."""
+    names = {p.name.removesuffix(".lock") for p in folder.glob("meteor-1.5-en-*")}
+    return sorted(folder / name for name in names if (match := _CACHE_NAME.fullmatch(name))
+                  and (match[1] is None or int(match[1]) < FORMAT_VERSION))
+
+
+def _remove_stale(path: Path) -> None:
+    """Once ``path`` is written: delete the ``stale_cache_files`` beside it, but those another
+    process is building now (``remove_unused``; left for the next rebuild). Never raises: files
+    that cannot be deleted (no permission) cost one ``CacheWarning`` naming them."""
+    try:
+        stale = stale_cache_files(path.parent)
+    except OSError:                    # a folder that cannot be listed: nothing seen to delete
+        return
+    failed: list[str] = []
+    for old in stale:
+        try:
+            remove_unused(old)
+        except OSError as err:
+            failed.append(f"{old.name} ({type(err).__name__}: {err.strerror or err})")
+    if failed:
+        warnings.warn(f"capkit could not delete {len(failed)} outdated METEOR cache file(s) in "
+                      f"{path.parent}, which nothing reads any more: {'; '.join(failed)}. "
+                      "Delete them and their .lock files by hand to free the space.",
+                      CacheWarning, stacklevel=3)
 
 
 def content_key(jar: Path, table: Path) -> list[object]:
@@ -290,6 +331,8 @@ def load_resources(meteor_dir: str | None = None, use_cache: bool = True) -> Met
     def build() -> dict[str, np.ndarray]:
         return {**_read_jar(jar), **_read_paraphrases(table)}
 
+    if not use_cache:
+        return _build(build(), str(jar.parent))
     arrays = read_or_rebuild(_cache_path(jar, table), _read_cache, build, _write_cache,
-                             what="METEOR's resources (~20 s)") if use_cache else build()
+                             what="METEOR's resources (~20 s)", on_written=_remove_stale)
     return _build(arrays, str(jar.parent))
