@@ -280,12 +280,28 @@ def test_inputs_are_checked():
 def test_signatures_name_the_settings(corpus_df):
     sets = [["a dog", "a cat"]]
     assert self_cider(sets, document_frequency=corpus_df, tokenizer=TOK).signature.startswith(
-        "self_cider|kernel:cider_d|n:4|sigma:6.0|df:karpathy_lower|sv:sqrt(svd)|")
+        f"self_cider|kernel:cider_d|n:4|sigma:6.0|df:{corpus_df.fingerprint}|sv:sqrt(svd)|")
     assert "|tok:split|" in lsa_diversity(sets, tokenizer=TOK).signature
     assert "orient:1-mbleu" in mbleu(sets, tokenizer=TOK).signature
     # the captions per set: m:2 here, a range where the sets differ
     assert "|m:2|" in distinct_n(sets, 1, tokenizer=TOK).signature
     assert "|m:2-3|" in mbleu([["a dog", "a cat"], ["a", "b", "c"]], tokenizer=TOK).signature
+
+
+def test_given_document_frequencies_are_named_by_content():
+    """Was: two tables of one name ("given") gave other Self-CIDEr and accuracy numbers under
+    one signature; a given table now shows its content hash, as in CIDEr-D's signature."""
+    from capkit.diversity import accuracy, human_accuracy
+    refs = {"1": ["a dog runs", "a dog sits"], "2": ["a red ball", "the ball"],
+            "3": ["a cat", "the cat sleeps"]}
+    tables = [document_frequencies(dict(list(refs.items())[a:]), tokenizer=TOK) for a in (0, 1)]
+    sets = {"1": ["a dog runs", "a dog"], "2": ["a ball", "the red ball"]}
+    for fn in (lambda df: self_cider(sets, document_frequency=df, tokenizer=TOK),
+               lambda df: accuracy(sets, refs, document_frequency=df, tokenizer=TOK),
+               lambda df: human_accuracy(refs, document_frequency=df, tokenizer=TOK)):
+        a, b = (fn(df) for df in tables)
+        assert a.corpus != b.corpus and a.signature != b.signature
+        assert f"|df:{tables[0].fingerprint}|" in a.signature and tables[0].name == "given"
 
 
 def test_default_document_frequencies_are_the_karpathy_references(shared_data):

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from capkit.diversity.caption_sets import caption_sets
+from capkit.diversity.kernels import df_label
 from capkit.metrics.cider import DocumentFrequencies, cider_d, document_frequencies
 from capkit.metrics.inputs import CaptionBatch, tokenize
 from capkit.scores import Scores, make_signature
@@ -67,7 +68,8 @@ def accuracy(sets, references, *, document_frequency: DocumentFrequencies | None
     batch = CaptionBatch(sets.tokens, [ref_tokens[o] for o in sets.owner], None, sets.tokenizer)
     per_caption = cider_d(batch, document_frequency=df, n=n, sigma=sigma).per_caption
     per_set = np.bincount(sets.owner, per_caption, minlength=len(sets)) / sets.sizes
-    sig = make_signature("accuracy", score="cider_d", n=n, sigma=sigma, df=df.name,
+    sig = make_signature("accuracy", score="cider_d", n=n, sigma=sigma,
+                         df=df_label(df, document_frequency),
                          mean="set", m=sets.size_label, tok=sets.tokenizer)
     return Scores("accuracy", per_set, float(per_set.mean()), sig, sets.ids,
                   {"per_caption": per_caption})
@@ -89,7 +91,8 @@ def human_accuracy(references, ids=None, *, document_frequency: DocumentFrequenc
     batch = CaptionBatch(sets.tokens, others, None, sets.tokenizer)
     per_caption = cider_d(batch, document_frequency=df, n=n, sigma=sigma).per_caption
     per_set = np.bincount(sets.owner, per_caption, minlength=len(sets)) / sets.sizes
-    sig = make_signature("human_accuracy", score="cider_d", n=n, sigma=sigma, df=df.name,
+    sig = make_signature("human_accuracy", score="cider_d", n=n, sigma=sigma,
+                         df=df_label(df, document_frequency),
                          mean="leave_one_out", m=sets.size_label, tok=sets.tokenizer)
     return Scores("human_accuracy", per_set, float(per_set.mean()), sig, sets.ids,
                   {"per_caption": per_caption})

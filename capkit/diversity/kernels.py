@@ -42,6 +42,13 @@ def gram_document_frequencies(index: NgramIndex, k: int, df: DocumentFrequencies
     return df.of_grams(index, k)
 
 
+def df_label(df: DocumentFrequencies, given: DocumentFrequencies | None) -> str:
+    """The df in a signature: a given table by name and content hash (two tables of one name
+    give other numbers), the default by its name (the pinned COCO Karpathy-test references, or
+    for accuracy the references passed in: the input, as CIDEr-D's ``df:corpus``)."""
+    return df.name if given is None else df.fingerprint
+
+
 @functools.lru_cache(maxsize=4)
 def reference_document_frequencies(tokenizer: str = "ptb") -> DocumentFrequencies:
     """df of the COCO Karpathy-test references (5,000 documents), cached per tokenizer.

@@ -24,6 +24,7 @@ from capkit.diversity.caption_sets import caption_sets
 from capkit.diversity.kernels import (
     bow_matrices,
     cider_d_kernel,
+    df_label,
     reference_document_frequencies,
 )
 from capkit.metrics.cider import DocumentFrequencies
@@ -86,7 +87,8 @@ def self_cider(sets, *, document_frequency: DocumentFrequencies | None = None, n
     df = _df(document_frequency, sets.tokenizer)
     kernel = cider_d_kernel(sets, df, n=n, sigma=sigma)
     div, r = diversity_from_singular_values(np.sqrt(singular_values(kernel)), sets.sizes)
-    sig = make_signature("self_cider", kernel="cider_d", n=n, sigma=sigma, df=df.name,
+    sig = make_signature("self_cider", kernel="cider_d", n=n, sigma=sigma,
+                         df=df_label(df, document_frequency),
                          sv="sqrt(svd)", map="-log_m(r)", m=sets.size_label,
                          tok=sets.tokenizer)
     return Scores("self_cider", div, float(div.mean()), sig, sets.ids,
