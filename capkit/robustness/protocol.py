@@ -48,7 +48,12 @@ class LeaveOneOut:
 
 
 def leave_one_out(references: Mapping[str, Sequence[str]], *, seed: int = 0) -> LeaveOneOut:
-    """Hold out one reference per image, drawn uniformly with ``seed``."""
+    """Hold out one reference per image, drawn uniformly with ``seed``.
+
+    The draws follow the mapping's order (one random number per position): the same images in
+    another order hold out other captions, so curves and AUCs move within their bootstrap
+    bands. Keep the dataset's order (``dataset_references`` and ``subset`` do) to repeat a run.
+    """
     if not isinstance(references, Mapping) or len(references) < 2:
         raise ValueError("references must be a mapping {image: [captions]} with at least 2 "
                          "images")

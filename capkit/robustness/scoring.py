@@ -10,7 +10,11 @@ explicit ``document_frequencies`` of those references). A ``document_frequency``
 
 Every metric goes through the one scorer (``capkit.metrics.Scorer``): the metrics that take
 tokens receive a ``CaptionBatch`` whose candidate tokens are the transformed words themselves; any
-other metric, built in or a user's ``module:function`` / callable, receives plain text. Image
+other metric, built in or a user's ``module:function`` / callable, receives plain text: the
+transformed caption in the transforms' normal form (lower case, PTB words, punctuation dropped,
+at gamma = 0 too) and the references as given. The curve is normalised by the gamma = 0 score,
+which has the same mismatch, so a text metric's AUC measures the transformation; its raw score
+at gamma = 0 is not that of the caption as written. Image
 metrics (UMIC, ViLBERTScore, CLIPScore) also receive each row's image (``images=``), world
 metrics its scene: the image stays fixed while its caption is transformed.
 """
