@@ -101,23 +101,29 @@ _HEADER = 8   # bytes of the little-endian record length
 
 # ---- the one place that calls capkit's metric API: the registry and the one Scorer ---------------
 
-def _metric_function(name: str, options: dict):
-    """The metric for ``name``, with ``options`` checked as far as that is cheap."""
+def _check_metric(name: str, options: dict) -> None:
+    """Refuse ``name`` with ``options`` now if the Scorer would refuse it at compute(), as far as
+    that is cheap to know."""
     from capkit.metrics import get_spec
     spec = get_spec(name)       # ValueError listing the registered names
     if spec.images or spec.scenes:
         raise ValueError(f"metric {name!r} scores captions against images; CaptionMetric gathers "
                          "only text, so use a reference-based metric or score images directly")
-    fn = spec.function
+    from capkit.metrics.inputs import CaptionBatch
+    from capkit.metrics.scorer import _plain_inputs
+    # the arguments the Scorer passes (a CaptionBatch to a metric that takes tokens, the texts
+    # to one that reads text), so that only an option the metric lacks is refused; the spec's
+    # bound options are keywords of spec.function, which the Scorer's options override
+    args = (CaptionBatch([["c"]], [[["r"]]], None, "split"),) if spec.tokens else \
+        _plain_inputs(spec, (["c"], [["r"]], None))
     try:
-        inspect.signature(fn).bind(["c"], [["r"]], **options)
+        inspect.signature(spec.function).bind(*args, **options)
     except TypeError as err:
         raise ValueError(f"metric {name!r} does not take the options {sorted(options)} ({err}); "
                          "see its docstring for the options it has") from None
     if "classic" in spec.suites and options:
         # array code on two tiny captions: bad values (bleu_4 with n=5) fail here, not at compute
-        fn(["a dog", "a cat"], [["a dog"], ["a cat"]], **options)
-    return fn
+        _score(name, options, None, ["a dog", "a cat"], [["a dog"], ["a cat"]])
 
 
 def _score(name: str, options: dict, ids, candidates: list, references: list) -> Scores:
@@ -141,7 +147,7 @@ class CaptionMetric(Metric):
 
     def __init__(self, name: str, **options) -> None:
         metric_kwargs = {k: options.pop(k) for k in METRIC_KWARGS if k in options}
-        _metric_function(name, options)
+        _check_metric(name, options)
         super().__init__(**metric_kwargs)
         self.metric_name = name
         self.options = options

@@ -191,6 +191,48 @@ def test_user_metric_by_module_and_function(tmp_path, monkeypatch, coco):
         np.testing.assert_allclose(metric.scores.per_caption, want, rtol=0, atol=1e-15)
 
 
+def _n_tokens(batch):                       # a user's token metric: fn(batch), no option
+    return np.array([float(len(c)) for c in batch.candidates])
+
+
+def _weighted_overlap(batch, alpha=1.0):    # a user's token metric with an option
+    return np.array([alpha * len(set(c) & {w for r in rs for w in r}) / max(len(set(c)), 1)
+                     for c, rs in zip(batch.candidates, batch.references)])
+
+
+@pytest.fixture
+def token_metrics():
+    from capkit.metrics import register, unregister
+    register(_n_tokens, name="n_tokens_tm_test", tokens=True)
+    register(_weighted_overlap, name="overlap_tm_test", tokens=True)
+    register(_weighted_overlap, name="overlap_a3_tm_test", tokens=True, options={"alpha": 3.0})
+    yield
+    for name in ("n_tokens_tm_test", "overlap_tm_test", "overlap_a3_tm_test"):
+        unregister(name)
+
+
+@pytest.mark.parametrize("name, options", [
+    ("n_tokens_tm_test", {}), ("overlap_tm_test", {}), ("overlap_tm_test", {"alpha": 3.0}),
+    ("overlap_a3_tm_test", {}), ("overlap_a3_tm_test", {"alpha": 0.5})])
+def test_user_token_metrics_are_taken_as_the_scorer_calls_them(token_metrics, name, options):
+    """The Scorer calls a token metric fn(batch, **options), spec-bound options first: its
+    options are checked that way, and compute() equals the functional call."""
+    cands, refs = ["a dog runs", "a cat sits on a mat"], [["a dog running"], ["the cat sat"]]
+    metric = CaptionMetric(name, **options)
+    metric.update(cands[:1], refs[:1])
+    metric.update(cands[1:], refs[1:])
+    metric.compute()
+    want = score(cands, refs, [name], options={name: options} if options else None)[name]
+    np.testing.assert_array_equal(metric.scores.per_caption, want.per_caption)
+
+
+def test_a_token_metric_is_refused_only_an_option_it_lacks(token_metrics):
+    for name in ("n_tokens_tm_test", "overlap_tm_test", "overlap_a3_tm_test"):
+        with pytest.raises(ValueError, match=rf"'{name}' does not take the options \['beta'\] "
+                                             r"\(got an unexpected keyword argument 'beta'\)"):
+            CaptionMetric(name, beta=2.0)
+
+
 # ---- errors --------------------------------------------------------------------------------------
 
 def test_unknown_name_lists_the_registered_ones():
