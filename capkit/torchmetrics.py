@@ -78,6 +78,7 @@ from __future__ import annotations
 import collections
 import inspect
 import json
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -105,6 +106,8 @@ def _check_metric(name: str, options: dict) -> None:
     """Refuse ``name`` with ``options`` now if the Scorer would refuse it at compute(), as far as
     that is cheap to know."""
     from capkit.metrics import get_spec
+    if not isinstance(name, str):
+        raise TypeError(_not_a_name(name))
     spec = get_spec(name)       # ValueError listing the registered names
     if spec.images or spec.scenes:
         raise ValueError(f"metric {name!r} scores captions against images; CaptionMetric gathers "
@@ -126,6 +129,33 @@ def _check_metric(name: str, options: dict) -> None:
         _score(name, options, None, ["a dog", "a cat"], [["a dog"], ["a cat"]])
 
 
+def _not_a_name(metric) -> str:
+    """Why CaptionMetric takes a metric's name, not a function or a spec, and which name to give:
+    every process must resolve the metric the same way (a DDP spawn pickles the CaptionMetric, a
+    lambda or a script's function cannot be), and ``compute()`` names the result by it."""
+    from capkit.metrics import MetricSpec, registered
+    why = (f"CaptionMetric takes a metric's name, a registered name or 'package.module:function',"
+           f" which every process resolves to the same metric; got {metric!r:.80} (of type "
+           f"{type(metric).__name__})")
+    if isinstance(metric, MetricSpec):
+        if metric in registered():
+            return f"{why}: give its name, CaptionMetric({metric.name!r})"
+        return (f"{why}: register it in every process (capkit.metrics.register(spec) at import "
+                f"time), then CaptionMetric({metric.name!r})")
+    if not callable(metric):
+        return why
+    fn, options = getattr(metric, "func", metric), getattr(metric, "keywords", {})  # a partial
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    if module not in (None, "__main__") and isinstance(qualname, str) \
+            and getattr(sys.modules.get(module), qualname, None) is fn:
+        opts = "".join(f", {k}={v!r}" for k, v in options.items())
+        return f"{why}: here CaptionMetric({module + ':' + qualname!r}{opts})"
+    return (f"{why}: a lambda, a nested function or one defined in the script has no such name; "
+            "define it in an importable module and give 'module:function', or register it in "
+            "every process (capkit.metrics.register(fn, name='mine') at import time) and give "
+            "CaptionMetric('mine')")
+
+
 def _score(name: str, options: dict, ids, candidates: list, references: list) -> Scores:
     """What the functional call on the whole data gives (``capkit.metrics.Scorer``)."""
     from capkit.metrics import Scorer
@@ -138,8 +168,10 @@ def _score(name: str, options: dict, ids, candidates: list, references: list) ->
 
 
 class CaptionMetric(Metric):
-    """A capkit metric (``name`` as in ``capkit.metrics.get_metric``) accumulated over batches and
-    processes; see the module docstring for what ``compute()`` returns and how it syncs."""
+    """A capkit metric accumulated over batches and processes; see the module docstring for what
+    ``compute()`` returns and how it syncs. ``name``: a registered name or
+    ``"package.module:function"`` (as ``capkit.metrics.get_metric`` takes them), which every
+    process resolves alike; a function or ``MetricSpec`` object is refused with the name to give."""
 
     is_differentiable = False
     higher_is_better = True        # every built-in caption metric (assumed for a user's too)

@@ -247,6 +247,29 @@ def test_bad_options_fail_at_construction():
         CaptionMetric("cider_d", sigmaa=6.0)
 
 
+def test_a_function_or_spec_is_refused_with_the_name_to_give(tmp_path, monkeypatch):
+    """Not accepted, then a KeyError at compute(): CaptionMetric takes a name every process
+    resolves alike, and the refusal says which one."""
+    import functools
+    from capkit.metrics import MetricSpec, get_spec
+    (tmp_path / "my_tm_callable.py").write_text(
+        "def ones(candidates, references, scale=1.0):\n    return [scale] * len(candidates)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from my_tm_callable import ones
+    for metric, give in [
+            (ones, r"CaptionMetric\('my_tm_callable:ones'\)"),
+            (functools.partial(ones, scale=2.0), r"CaptionMetric\('my_tm_callable:ones', "
+                                                 r"scale=2.0\)"),
+            (lambda c, r: [1.0] * len(c), "define it in an importable module"),
+            (get_spec("bleu_4"), r"give its name, CaptionMetric\('bleu_4'\)"),
+            (MetricSpec("mine", ones, builtin=False), r"register it in every process")]:
+        with pytest.raises(TypeError, match="takes a metric's name.*" + give):
+            CaptionMetric(metric)
+    metric = CaptionMetric("my_tm_callable:ones", scale=2.0)     # what the message says works
+    metric.update(["a dog"], [["a dog runs"]])
+    assert metric.compute().item() == 2.0
+
+
 def test_image_metrics_are_refused():
     with pytest.raises(ValueError, match="against images"):
         CaptionMetric("clipscore")
