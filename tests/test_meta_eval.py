@@ -185,6 +185,15 @@ def too_short(candidates, references):
 
 def with_nan(candidates, references):
     return [float("nan")] + [0.5] * (len(candidates) - 1)
+
+
+def _reshaped(values):
+    import numpy as np
+    return np.array(values, dtype=float).reshape(3, -1)     # a bug deep in the user's code
+
+
+def raises_inside(candidates, references):
+    return _reshaped([len(c) for c in candidates])
 '''
 
 
@@ -222,6 +231,22 @@ def test_bad_user_metric_gets_a_clear_error(toy_data, user_module, fn, message):
     with pytest.raises(ValueError, match=message) as err:
         benchmark(f"{user_module}:{fn}", TOY, n_boot=10)
     assert f"{user_module}:{fn}" in str(err.value) and "'toy'" in str(err.value)
+
+
+def test_an_error_inside_a_user_metric_keeps_its_traceback_and_note(toy_data, user_module):
+    """benchmark() and compare() name the benchmark, and keep what score() shows: the user's
+    own traceback (the original, chained) and the Scorer's note naming the metric."""
+    import traceback
+    from capkit.meta_eval import compare
+    metric = f"{user_module}:raises_inside"
+    for run in (lambda: benchmark(["bleu_1", metric], TOY, n_boot=10),
+                lambda: compare("bleu_1", metric, TOY, n_boot=10)):
+        with pytest.raises(ValueError, match=r"^benchmark 'toy': cannot reshape array") as err:
+            run()
+        assert err.value.__notes__ == [f"(raised by the metric {metric!r})"]
+        assert isinstance(err.value.__cause__, ValueError)
+        frames = [f.name for f in traceback.extract_tb(err.value.__cause__.__traceback__)]
+        assert frames[-2:] == ["raises_inside", "_reshaped"]
 
 
 def test_callables_and_dicts_as_metrics(toy_data):

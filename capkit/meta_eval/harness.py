@@ -142,7 +142,12 @@ def score_items(specs, candidates: list[str], references: list[list[str]], bench
         return Scorer(specs, tokenizer=tokenizer).score(candidates, references,
                                                         images=image_paths, scenes=scenes)
     except ValueError as err:
-        raise ValueError(f"benchmark {benchmark!r}: {err}") from None
+        # the benchmark's name in the message; the original (a user's metric's own traceback)
+        # chained, and its notes ("(raised by the metric ...)") kept
+        named = ValueError(f"benchmark {benchmark!r}: {err}")
+        for note in getattr(err, "__notes__", ()):
+            named.add_note(note)
+        raise named from err
 
 
 # ----------------------------------------------------------------------------- benchmarks
