@@ -69,9 +69,11 @@ in place when ``compute`` raises; ``CaptionMetric`` restores it), so ``reset`` a
 
 ``update`` checks a batch as the functional call would (every reference list non-empty, no id
 twice), so a bad batch fails where it is given, not at the end of the epoch.
-Ids are compared as text (``7`` and ``"7"`` are one id); tensor ids (a DataLoader's collated
-``image_id``) are read with ``tolist()``, so ``tensor([42, 43])`` gives ``"42"``, ``"43"`` on
-any device.
+Ids are compared as text (``7`` and ``"7"`` are one id, so giving both is an error), but a
+mapping update pairs each candidate with the references under the same key, as the functional
+call and pycocoevalcap do: ``{7: ...}`` with ``{"7": [...]}`` is refused, naming the types.
+Tensor ids (a DataLoader's collated ``image_id``) are read with ``tolist()``, so
+``tensor([42, 43])`` gives ``"42"``, ``"43"`` on any device.
 """
 from __future__ import annotations
 
@@ -276,8 +278,11 @@ def _as_lists(candidates, references, ids) -> tuple[list[str] | None, list[str],
         missing = [k for k in candidates if k not in references]
         extra = [k for k in references if k not in candidates]
         if missing or extra:
+            from capkit.metrics.inputs import id_type_hint
+            typed_apart = id_type_hint(missing, extra)
             raise ValueError(f"candidate and reference ids must match: no references for "
-                             f"{missing[:5]}, no candidate for {extra[:5]}")
+                             f"{missing[:5]}, no candidate for {extra[:5]}"
+                             + (f"; {typed_apart}" if typed_apart else ""))
         keys = list(candidates)
         ids, candidates, references = keys, [candidates[k] for k in keys], \
             [references[k] for k in keys]

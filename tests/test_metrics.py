@@ -108,6 +108,27 @@ def test_bad_input_gives_a_clear_error(cands, refs, err, match):
         bleu(cands, refs, tokenizer="split")
 
 
+def test_ids_equal_as_text_but_typed_apart_are_named():
+    """COCO results' int image_id against a JSON file's str keys: refused (pairing is by key, as
+    in pycocoevalcap), saying which side has which type and how to convert it."""
+    cands = {391895: "a man riding a bike", 522418: "a woman cutting a cake"}
+    refs = {"391895": ["a man rides a bike"], "522418": ["a woman cuts a cake"]}
+    with pytest.raises(ValueError, match=r"ids must match exactly.*; 2 of them are the same id "
+                       r"as text, typed apart: the candidates' ids are int, the references' str "
+                       r"\(e\.g\. 391895 and '391895'\).*e\.g\. candidates = \{str\(k\): v "
+                       r"for k, v in candidates\.items\(\)\}$"):
+        bleu(cands, refs, tokenizer="split")
+    with pytest.raises(ValueError, match=r"1 of them is the same id as text.*the candidates' ids "
+                       r"are str, the references' int.*references = \{str\(k\).*; for the "
+                       r"others, score only the ids present in both"):
+        bleu({"1": "x"}, {1: ["x"], 2: ["y"]}, tokenizer="split")
+    with pytest.raises(ValueError, match=r"\['c'\]\); score only the ids present in both, or fix "
+                                         r"the files$"):    # no id typed apart: no such hint
+        bleu({"a": "x", "b": "y"}, {"a": ["x"], "c": ["z"]}, tokenizer="split")
+    fixed = bleu({str(k): v for k, v in cands.items()}, refs, tokenizer="split")
+    assert fixed.ids == ("391895", "522418")
+
+
 def test_empty_references_score_like_pycocoevalcap_or_raise_when_strict():
     from reference_metrics import reference_scores
     cands = {"a": "a dog runs on the grass", "b": "two cats sleep", "c": "a red bus"}

@@ -305,7 +305,10 @@ def test_ids_in_some_updates_only():
 @pytest.mark.parametrize("cands, refs, ids, match", [
     (["a dog"], [["a dog"], ["a cat"]], None, "aligned one to one"),
     (["a dog"], [["a dog"]], ["1", "2"], "2 ids for 1 candidates"),
-    ({"1": "a dog"}, {"2": ["a dog"]}, None, r"no references for \['1'\]"),
+    ({"1": "a dog"}, {"2": ["a dog"]}, None, r"no references for \['1'\], no candidate for "
+                                             r"\['2'\]$"),
+    ({7: "a dog"}, {"7": ["a dog"]}, None, r"no references for \[7\].*the candidates' ids are "
+                                           r"int, the references' str.*candidates = \{str\(k\)"),
     ({"1": "a dog"}, {"1": ["a dog"]}, ["1"], "keyed by id already"),
     (["a dog", "a cat"], [["a dog"], []], None, "candidate at position 1 of this batch has no"),
     (["a dog", "a cat"], [["a dog"], ["a cat"]], [7, "7"], r"more than once in this batch.*'7'"),

@@ -154,6 +154,30 @@ def _without_lone_surrogates(text: object) -> object:
     return text
 
 
+def id_type_hint(unmatched_candidates, unmatched_references) -> str:
+    """What to do when unmatched candidate and reference ids are the same as text but of other
+    types (COCO results' int ``image_id`` against a JSON file's str keys): ids are paired by key,
+    as pycocoevalcap pairs them, and 391895 is not the key '391895'. "" when there are none."""
+    by_text = {str(k): k for k in unmatched_references}
+    twins = sorted(((k, by_text[str(k)]) for k in unmatched_candidates if str(k) in by_text),
+                   key=lambda pair: str(pair[0]))
+    if not twins:
+        return ""
+    c_types = sorted({type(c).__name__ for c, _ in twins})
+    r_types = sorted({type(r).__name__ for _, r in twins})
+    side = "references" if c_types == ["str"] else "candidates"
+    if c_types != ["str"] and r_types != ["str"]:
+        side = "candidates and references"
+    convert = " and ".join(f"{x} = {{str(k): v for k, v in {x}.items()}}"
+                           for x in side.split(" and "))
+    c, r = twins[0]
+    return (f"{len(twins)} of them {'is' if len(twins) == 1 else 'are'} the same id as text, "
+            f"typed apart: the candidates' ids are {'/'.join(c_types)}, the references' "
+            f"{'/'.join(r_types)} (e.g. {c!r} and "
+            f"{r!r}), and ids are paired by key (as pycocoevalcap pairs them), not as text; give "
+            f"both sides one type, e.g. {convert}")
+
+
 def align(candidates, references, *, strict: bool = False
           ) -> tuple[list[str], list[list[str]], tuple[str, ...] | None]:
     """Check and align raw inputs; return (candidates, references, ids).
@@ -171,11 +195,14 @@ def align(candidates, references, *, strict: bool = False
         if cand_ids != ref_ids:
             missing = sorted(map(str, cand_ids - ref_ids))
             extra = sorted(map(str, ref_ids - cand_ids))
+            typed_apart = id_type_hint(cand_ids - ref_ids, ref_ids - cand_ids)
+            advice = "score only the ids present in both, or fix the files"
             raise ValueError(
                 "candidate and reference ids must match exactly: "
                 f"{len(missing)} candidate id(s) have no references (first: {missing[:5]}), "
                 f"{len(extra)} reference id(s) have no candidate (first: {extra[:5]}); "
-                "score only the ids present in both, or fix the files")
+                + (advice if not typed_apart else typed_apart if missing == extra else
+                   f"{typed_apart}; for the others, {advice}"))
         ids = tuple(candidates)
         cands = [candidates[i] for i in ids]
         refs = [references[i] for i in ids]
