@@ -129,3 +129,47 @@ def test_real_data_checkpoints_say_which_dataset_they_saw():
 def test_trained_on_given_as_one_string_is_refused():
     with pytest.raises(ValueError, match="collection of dataset names"):
         MetricSpec("mine", lambda c, r: [0.0] * len(c), trained_on="coco_karpathy_test")
+
+
+def _char_lengths(candidates, references):
+    """A user's metric that walks its inputs as the docs promise: aligned lists of texts."""
+    assert isinstance(candidates, list) and isinstance(references, list), type(candidates)
+    return [float(len(c)) for c, _ in zip(candidates, references)]
+
+
+def test_a_users_function_gets_plain_texts_through_every_door(user_module):
+    # a MetricSpec a user builds is not "built-in" (which hands {id: caption} dicts to capkit's
+    # own functions): whether a spec is built-in is read from its function's module
+    import dataclasses
+    import functools
+    expected = [float(len(c)) for c in CANDS.values()]
+    specs = {"by_fn": register(_char_lengths, name="lengths_fn_test"),
+             "by_spec": register(MetricSpec("lengths_spec_test", _char_lengths)),
+             "by_spec_and_name": register(MetricSpec("x", _char_lengths), "lengths_named_test"),
+             "direct": MetricSpec("lengths_direct", _char_lengths),
+             "partial": MetricSpec("lengths_partial", functools.partial(_char_lengths)),
+             "a_builtins_copy": dataclasses.replace(get_spec("rouge_l"), target=_char_lengths,
+                                                    tokens=False)}
+    try:
+        assert not any(s.builtin for s in specs.values())
+        out = score(CANDS, REFS, specs)
+        assert {k: s.per_caption.tolist() for k, s in out.items()} == \
+            {k: expected for k in specs}
+        assert not get_spec(user_module[1]).builtin
+    finally:
+        for name in ("lengths_fn_test", "lengths_spec_test", "lengths_named_test"):
+            unregister(name)
+    with pytest.raises(TypeError):                 # read from the function, never given
+        MetricSpec("mine", _char_lengths, builtin=True)
+
+
+def test_capkits_own_functions_are_built_in_whoever_names_them():
+    import functools
+
+    from capkit.metrics.catalog import BUILTIN
+    from capkit.metrics.rouge import rouge_l
+    assert all(spec.builtin for spec in BUILTIN)
+    assert MetricSpec("r", rouge_l, tokens=True).builtin
+    assert MetricSpec("r", functools.partial(rouge_l, beta=2.0), tokens=True).builtin
+    assert MetricSpec("b2", "capkit.metrics.bleu:bleu", {"n": 2}, tokens=True).builtin
+    assert not MetricSpec("u", "capkit_metrics_elsewhere:fn").builtin      # not capkit.metrics

@@ -172,7 +172,7 @@ def test_bench_runs_world_benchmarks_with_their_own_images():
     from capkit.meta_eval import benchmark
     from capkit.meta_eval.protocols import variant
     from capkit.metrics.registry import MetricSpec
-    spec = MetricSpec("mean_red", _mean_red, images=True, references=False, builtin=False)
+    spec = MetricSpec("mean_red", _mean_red, images=True, references=False)
     small = [variant(b, n_scenes=12) for b in ("world_expert", "world_foil", "world_systems")]
     res = benchmark({"bleu_4": "bleu_4", "mean_red": spec}, small, n_boot=20)
     assert not res.skipped
@@ -192,7 +192,7 @@ def test_bench_hands_world_scenes_to_metrics_of_scenes():
     from capkit.meta_eval import benchmark, compare
     from capkit.meta_eval.protocols import variant
     from capkit.metrics.registry import MetricSpec
-    spec = MetricSpec("truth", _truth, scenes=True, references=False, builtin=False)
+    spec = MetricSpec("truth", _truth, scenes=True, references=False)
     foil, systems = variant("world_foil", n_scenes=12), variant("world_systems", n_scenes=12)
     res = benchmark({"truth": spec, "bleu_4": "bleu_4"}, [foil, systems, "flickr8k_expert"],
                     n_boot=20)

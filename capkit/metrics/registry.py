@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from capkit.scores import ReadOnlyDict
 
 SUITES = ("classic", "systems", "bench")
+BUILTIN_PACKAGE = "capkit.metrics"      # where capkit's own metric functions live
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,12 @@ class MetricSpec:
     paper: str = ""
     notebook: str = ""
     suites: frozenset[str] = frozenset()
-    builtin: bool = True
+    # capkit's own function (its module is under capkit.metrics), read from the target, never
+    # given: built-ins get {id: caption} when the input has ids, a user's function plain lists
+    builtin: bool = field(init=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "builtin", _is_capkit_metric(self.target))
         object.__setattr__(self, "options", ReadOnlyDict(self.options))
         object.__setattr__(self, "suites", frozenset(self.suites))
         if isinstance(self.trained_on, str):      # frozenset("coco") would be its letters
@@ -96,6 +100,18 @@ def _import_target(target: str) -> Callable:
     return fn
 
 
+def _is_capkit_metric(target: str | Callable) -> bool:
+    """Whether ``target`` is one of capkit's metric functions (a module under capkit.metrics),
+    told from its module, so that no spec a user writes can make their function "built-in"."""
+    if isinstance(target, str):
+        module = target.partition(":")[0]
+    else:
+        while isinstance(target, functools.partial):
+            target = target.func
+        module = getattr(target, "__module__", None) or type(target).__module__
+    return isinstance(module, str) and module.startswith(BUILTIN_PACKAGE + ".")
+
+
 def seen_data_note(specs: Mapping[str, MetricSpec], dataset: str) -> str | None:
     """A note for a command that scores ``dataset`` with metrics whose shipped checkpoint was
     trained on captions of some of its images (``MetricSpec.trained_on``); None if none was."""
@@ -125,7 +141,6 @@ def register(metric: MetricSpec | Callable | str, name: str | None = None, *,
     else:
         if name is None:
             name = metric.partition(":")[2] if isinstance(metric, str) else _name_of(metric)
-        fields.setdefault("builtin", False)
         spec = MetricSpec(name, metric, **fields)
     if not spec.name or not isinstance(spec.name, str):
         raise ValueError(f"a metric needs a name, got {spec.name!r}")
@@ -150,7 +165,7 @@ def get_spec(metric: str | Callable | MetricSpec) -> MetricSpec:
     if isinstance(metric, MetricSpec):
         return metric
     if callable(metric):
-        return MetricSpec(_name_of(metric), metric, builtin=False, score_range=(-1e300, 1e300))
+        return MetricSpec(_name_of(metric), metric, score_range=(-1e300, 1e300))
     if not isinstance(metric, str):
         raise TypeError(f"a metric is a name, 'module:function' or a callable, got {metric!r}")
     if metric in _REGISTRY:
@@ -160,7 +175,7 @@ def get_spec(metric: str | Callable | MetricSpec) -> MetricSpec:
         for spec in _REGISTRY.values():      # a built-in's own function: keep what it needs
             if spec.target == metric and not spec.options:
                 return replace(spec, name=metric)
-        return MetricSpec(metric, metric, builtin=False, score_range=(-1e300, 1e300))
+        return MetricSpec(metric, metric, score_range=(-1e300, 1e300))
     import difflib
     close = difflib.get_close_matches(metric.lower(), _REGISTRY, n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""

@@ -156,8 +156,9 @@ def _target(spec: MetricSpec) -> str | None:
 
 
 def _plain_inputs(spec: MetricSpec, texts) -> tuple:
-    """Built-ins get ``{id: caption}`` when ids exist (image folders are keyed by id); users'
-    functions get plain lists aligned by position, as documented for ``module:function``."""
+    """Built-ins (capkit.metrics functions: ``MetricSpec.builtin``) get ``{id: caption}`` when
+    ids exist (image folders are keyed by id); users' functions, however registered, get plain
+    lists aligned by position, as ``register`` and ``module:function`` promise."""
     cands, refs, ids = texts
     if not spec.references:
         refs = None
