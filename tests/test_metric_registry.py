@@ -173,3 +173,26 @@ def test_capkits_own_functions_are_built_in_whoever_names_them():
     assert MetricSpec("r", functools.partial(rouge_l, beta=2.0), tokens=True).builtin
     assert MetricSpec("b2", "capkit.metrics.bleu:bleu", {"n": 2}, tokens=True).builtin
     assert not MetricSpec("u", "capkit_metrics_elsewhere:fn").builtin      # not capkit.metrics
+
+
+def test_a_module_function_is_read_again_after_the_module_is_reloaded(tmp_path, monkeypatch):
+    # the Jupyter loop: edit the module, importlib.reload it, score again by "module:function"
+    import importlib
+    path = tmp_path / "capkit_test_reloaded_metric.py"
+    path.write_text("def fn(candidates, references):\n    return [1.0] * len(candidates)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    target = "capkit_test_reloaded_metric:fn"
+    try:
+        assert score(CANDS, REFS, [target])[target].per_caption.tolist() == [1.0, 1.0]
+        module = importlib.import_module("capkit_test_reloaded_metric")
+        path.write_text("def fn(candidates, references):\n    return [2.5] * len(candidates)\n")
+        importlib.reload(module)
+        assert score(CANDS, REFS, [target])[target].per_caption.tolist() == [2.5, 2.5]
+        assert get_spec(target).function is module.fn
+    finally:
+        sys.modules.pop("capkit_test_reloaded_metric", None)
+    for bad, says in ((":fn", "give 'module:function'"), ("capkit_test_no_module:fn", "No module"),
+                      ("capkit_test_reloaded_metric:", "give 'module:function'")):
+        with pytest.raises(ValueError, match=says):
+            get_spec(bad)

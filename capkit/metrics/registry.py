@@ -82,9 +82,14 @@ class MetricSpec:
         return ", ".join(parts)
 
 
-@functools.lru_cache(maxsize=None)
 def _import_target(target: str) -> Callable:
+    """The function a ``"module:function"`` target names now. Not cached: ``import_module``
+    caches the module, and the attribute is read on every call, so after a user edits their
+    module and ``importlib.reload``s it the new function is scored."""
     module, _, attr = target.partition(":")
+    if not module or not attr:
+        raise ValueError(f"cannot import metric {target!r}; give 'module:function', e.g. "
+                         "'my_metrics:word_overlap'")
     try:
         fn = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as err:
