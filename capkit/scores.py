@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -209,13 +209,37 @@ def make_signature(metric: str, **settings: object) -> str:
     return "|".join([metric, *items, f"capkit:{__version__}"])
 
 
-def as_scores(metric: str, values: object, signature: str | None = None) -> Scores:
-    """Wrap what a user metric returned (a Scores or an array of per-caption scores)."""
+def with_settings(signature: str, settings: Mapping[str, object]) -> str:
+    """``signature`` with the ``key:value`` settings it does not record yet, put before its
+    ``capkit:<version>`` field (the settings a user's own signature left out)."""
+    fields = signature.split("|")
+    have = {f.partition(":")[0] for f in fields[1:]}
+    new = [f"{k}:{v}" for k, v in settings.items() if k not in have]
+    if not new:
+        return signature
+    tail = [fields.pop()] if len(fields) > 1 and fields[-1].startswith("capkit:") else []
+    return "|".join([*fields, *new, *tail])
+
+
+def as_scores(metric: str, values: object, signature: str | None = None,
+              settings: Mapping[str, object] | None = None) -> Scores:
+    """Wrap what a user metric returned (a Scores or an array of per-caption scores) under the
+    name it was registered as (``metric``).
+
+    ``settings``: what it was called with (its options, ``tok``), recorded in the signature: in
+    ``metric|source:user|...`` for an array, and added to a returned Scores' own signature
+    where that does not record them.
+    """
+    settings = dict(settings or {})
     if isinstance(values, Scores):
-        return values
+        sig = with_settings(values.signature, settings) if values.signature.strip() else \
+            make_signature(metric, source="user", **settings)
+        if (values.metric, values.signature) == (metric, sig):
+            return values
+        return replace(values, metric=metric, signature=sig)
     arr = np.asarray(values, dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError(f"metric {metric!r} must return a Scores or a 1-d array of per-caption "
                          f"scores; it returned shape {arr.shape}")
     return Scores(metric, arr, float(arr.mean()) if len(arr) else float("nan"),
-                  signature or make_signature(metric, source="user"))
+                  signature or make_signature(metric, source="user", **settings))

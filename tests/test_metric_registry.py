@@ -196,3 +196,78 @@ def test_a_module_function_is_read_again_after_the_module_is_reloaded(tmp_path, 
                       ("capkit_test_reloaded_metric:", "give 'module:function'")):
         with pytest.raises(ValueError, match=says):
             get_spec(bad)
+
+
+def _f_beta(batch, alpha=1.0, weights=None):
+    """A user's token metric with a setting that changes its numbers."""
+    out = []
+    for cand, refs in zip(batch.candidates, batch.references):
+        best = 0.0
+        for ref in refs:
+            common = len(set(cand) & set(ref))
+            if common:
+                p, r = common / len(set(cand)), common / len(set(ref))
+                best = max(best, (1 + alpha ** 2) * p * r / (alpha ** 2 * p + r))
+        out.append(best)
+    return out
+
+
+def _pooled_length(candidates, references, pooled=True):
+    """A user's metric that returns its own Scores, named and signed its own way."""
+    import numpy as np
+
+    from capkit.scores import Scores, make_signature
+    per = np.array([len(c.split()) / len(rs[0].split()) for c, rs in zip(candidates, references)])
+    return Scores("len_ratio", per, float(per.mean()), make_signature("len_ratio", pooled=pooled))
+
+
+def test_a_users_signature_records_the_settings_it_was_called_with():
+    import functools
+
+    from capkit import __version__
+    from capkit.metrics import Scorer
+    v = f"capkit:{__version__}"
+    specs = {"f": MetricSpec("f", _f_beta, tokens=True),
+             "f_a3": MetricSpec("f_a3", _f_beta, {"alpha": 3.0}, tokens=True),
+             "f_partial": MetricSpec("f_partial", functools.partial(_f_beta, alpha=3.0),
+                                     tokens=True)}
+    sig = {k: s.signature for k, s in Scorer(specs).score(CANDS, REFS).items()}
+    assert sig == {"f": f"f|source:user|tok:ptb|{v}",
+                   "f_a3": f"f_a3|source:user|alpha:3.0|tok:ptb|{v}",
+                   "f_partial": f"f_partial|source:user|alpha:3.0|tok:ptb|{v}"}
+    # the Scorer's options win over the bound ones, as in the call; the tokenizer is recorded
+    called = Scorer(specs, tokenizer="split", options={"f_a3": {"alpha": 0.5}}).score(CANDS, REFS)
+    assert called["f"].signature == f"f|source:user|tok:split|{v}"
+    assert called["f_a3"].signature == f"f_a3|source:user|alpha:0.5|tok:split|{v}"
+    # data and functions: stable, readable, and apart when they differ
+    def with_weights(w):
+        return Scorer([specs["f"]], options={"f": {"weights": w}}).score(CANDS, REFS)["f"]
+    a, b = with_weights({"dog": 2.0}), with_weights({"dog": 3.0})
+    assert a.signature == with_weights({"dog": 2.0}).signature != b.signature
+    assert a.signature.startswith("f|source:user|weights:dict#")
+    assert with_weights(len).signature == f"f|source:user|weights:builtins.len|tok:ptb|{v}"
+    # a plain-text metric with no settings keeps its signature
+    assert score(CANDS, REFS, {"u": _char_lengths})["u"].signature == f"u|source:user|{v}"
+
+
+def test_a_users_own_scores_get_the_registered_name_and_the_missing_settings():
+    from capkit import __version__
+    register(_pooled_length, name="lenr_test")
+    try:
+        out = score(CANDS, REFS, ["lenr_test"])["lenr_test"]
+        assert out.metric == "lenr_test" and list(out.to_frame()) == ["lenr_test"]
+        assert out.signature == f"len_ratio|pooled:True|capkit:{__version__}"    # its own
+        given = score(CANDS, REFS, ["lenr_test"], options={"lenr_test": {"pooled": False}})
+        assert given["lenr_test"].signature == f"len_ratio|pooled:False|capkit:{__version__}"
+    finally:
+        unregister("lenr_test")
+    spec = MetricSpec("lenr_b", lambda c, r, scale=1: _pooled_length(c, r), {"scale": 2})
+    assert score(CANDS, REFS, [spec])["lenr_b"].signature == \
+        f"len_ratio|pooled:True|scale:2|capkit:{__version__}"
+
+
+def test_builtin_scores_keep_their_own_name_and_signature():
+    from capkit.metrics import bleu, prepare
+    direct = bleu(prepare(CANDS, REFS), n=4)
+    out = score(CANDS, REFS, {"b4": "bleu_4", "bleu_4": "bleu_4"})
+    assert out["b4"] == out["bleu_4"] == direct and out["b4"].metric == "bleu_4"

@@ -16,7 +16,9 @@ pycocoevalcap drop-in and the torchmetrics adapter all call ``Scorer``. It
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from capkit.metrics.chunked import CHUNK_SIZE, chunkable, score_chunks
 from capkit.metrics.compact import compact
 from capkit.metrics.inputs import CaptionBatch, align, prepare
 from capkit.metrics.registry import MetricSpec, resolve, suite
-from capkit.scores import Scores, as_scores
+from capkit.scores import Scores, as_scores, content_hash
 
 NGRAM_METRICS = frozenset({"capkit.metrics.bleu:bleu", "capkit.metrics.cider:cider_d"})
 
@@ -114,7 +116,9 @@ class Scorer:
                 if not spec.builtin:        # a user's function: say which one failed
                     err.add_note(f"(raised by the metric {name!r})")
                 raise
-            out[name] = _checked(name, spec, result, n, ids, n_empty)
+            settings = None if spec.builtin else \
+                _user_settings(spec, kwargs[name], batch.tokenizer if spec.tokens else None)
+            out[name] = _checked(name, spec, result, n, ids, n_empty, settings)
         return out
 
     def _score_in_chunks(self, texts, kwargs) -> tuple[dict[str, Scores], int | None]:
@@ -171,9 +175,56 @@ def _count_empty(candidates: Sequence[str]) -> int:
     return sum(not c.strip() for c in candidates)
 
 
-def _checked(name: str, spec: MetricSpec, result, n: int, ids, n_empty: int) -> Scores:
+def _user_settings(spec: MetricSpec, kwargs: Mapping[str, object],
+                   tokenizer: str | None) -> dict[str, str]:
+    """What a user's metric was called with, for its signature: the options bound to it (by a
+    ``functools.partial``, by its spec) and given to the Scorer (which win, as in the call), in
+    name order, then ``tok:<tokenizer>`` when it takes tokens. (Built-ins write their own.)"""
+    fn, bound, args = spec.function, {}, ()
+    while isinstance(fn, functools.partial):     # the outer partial's keywords win
+        fn, bound, args = fn.func, {**fn.keywords, **bound}, fn.args + args
+    given = {**bound, **{k: v for k, v in kwargs.items() if k not in ("images", "scenes")}}
+    settings = {"args": _setting(args)} if args else {}
+    settings.update((k, _setting(given[k])) for k in sorted(given))
+    if tokenizer is not None:
+        settings["tok"] = _setting(tokenizer)
+    return settings
+
+
+def _setting(value: object) -> str:
+    """One option's value as a signature shows it, the same in every run: numbers, words and
+    paths as they read; document frequencies or an encoder by their fingerprint or signature;
+    a function by its name; other data (lists, dicts, arrays) as a short content hash."""
+    from capkit.models.protocol import clean_signature    # (not at import: built-ins never ask)
+    if value is None or isinstance(value, (str, int, float, np.generic, PurePath)):
+        text = str(value)
+    elif isinstance(getattr(value, "fingerprint", None), str):
+        text = value.fingerprint
+    elif isinstance(getattr(value, "signature", None), str):
+        text = value.signature
+    elif callable(value):
+        inner = value.func if isinstance(value, functools.partial) else value
+        text = f"{getattr(inner, '__module__', '')}." \
+               f"{getattr(inner, '__qualname__', None) or type(inner).__qualname__}"
+        if inner is not value:                            # and what the partial binds
+            text += f"#{content_hash([value.args, value.keywords])}"
+    elif " at 0x" in repr(value):                         # no content to hash: its type
+        text = type(value).__name__
+    else:
+        text = f"{type(value).__name__}#{content_hash(value)}"
+    if len(text) > 64:                                    # a long text: its start and a hash
+        text = f"{text[:24]}...#{content_hash(text)}"
+    return clean_signature(text)
+
+
+def _checked(name: str, spec: MetricSpec, result, n: int, ids, n_empty: int,
+             settings: Mapping[str, str] | None = None) -> Scores:
+    """The result as ``Scores``, checked: one finite score per candidate, with the ids. A user's
+    metric's Scores is named ``name`` and its signature records ``settings``
+    (``_user_settings``); a built-in's Scores keeps its own name and signature."""
     try:
-        scores = as_scores(name, result)
+        scores = result if spec.builtin and isinstance(result, Scores) else \
+            as_scores(name, result, settings=settings)
     except (TypeError, ValueError) as err:
         raise ValueError(f"metric {name!r}: {err}") from None
     values = scores.per_caption
