@@ -262,7 +262,7 @@ def test_a_function_or_spec_is_refused_with_the_name_to_give(tmp_path, monkeypat
                                                  r"scale=2.0\)"),
             (lambda c, r: [1.0] * len(c), "define it in an importable module"),
             (get_spec("bleu_4"), r"give its name, CaptionMetric\('bleu_4'\)"),
-            (MetricSpec("mine", ones, builtin=False), r"register it in every process")]:
+            (MetricSpec("mine", ones), r"register it in every process")]:
         with pytest.raises(TypeError, match="takes a metric's name.*" + give):
             CaptionMetric(metric)
     metric = CaptionMetric("my_tm_callable:ones", scale=2.0)     # what the message says works
