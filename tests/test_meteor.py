@@ -282,20 +282,23 @@ def test_a_read_only_cache_folder_builds_in_memory(mini_meteor, read_only, monke
 def _other_cache_files(folder: Path) -> tuple[list[str], list[str]]:
     """Put cache files of other formats and keys in ``folder``: (names a rebuild of this format
     deletes, names it keeps)."""
-    from capkit.metrics.meteor.resources import FORMAT_VERSION as v
-    stale = [f"meteor-1.5-en-v{v - 1}-{'a' * 16}.npz", f"meteor-1.5-en-{'b' * 16}.npz"]
+    from capkit.metrics.meteor import resources as R
+    v = R.FORMAT_VERSION
+    unnamed = f"meteor-1.5-en-{'b' * 16}.npz"   # no format in the name: 5 at most (5 is read)
+    stale = [f"meteor-1.5-en-v{v - 1}-{'a' * 16}.npz"] + [unnamed] * (v > R.UNNAMED_FORMAT)
     kept = [f"meteor-1.5-en-v{v}-{'c' * 16}.npz",     # this format, another jar or stemmer
             f"meteor-1.5-en-v{v + 1}-{'d' * 16}.npz",  # a newer capkit's, beside this one
+            *[unnamed] * (v <= R.UNNAMED_FORMAT),
             f"meteor-1.5-en-v{v - 1}-{'e' * 8}.npz", "notes.txt"]       # not capkit's names
     folder.mkdir(parents=True, exist_ok=True)
-    for name in stale + kept[:3]:
+    ours = [n for n in stale + kept if R._CACHE_NAME.fullmatch(n)]   # with a lock file beside
+    for name in stale + kept:
         (folder / name).write_bytes(b"old")
-        (folder / f"{name}.lock").write_bytes(b"")
-    for name in kept[3:]:
-        (folder / name).write_bytes(b"old")
+        if name in ours:
+            (folder / f"{name}.lock").write_bytes(b"")
     (folder / f"meteor-1.5-en-v{v - 2}-{'f' * 16}.npz.lock").write_bytes(b"")   # lock alone
     return ([*stale, *(f"{n}.lock" for n in stale), f"meteor-1.5-en-v{v - 2}-{'f' * 16}.npz.lock"],
-            [*kept, *(f"{n}.lock" for n in kept[:3])])
+            [*kept, *(f"{n}.lock" for n in kept if n in ours)])
 
 
 def test_a_rebuild_deletes_the_cache_files_of_older_formats_only(mini_meteor, tmp_path):
@@ -310,6 +313,35 @@ def test_a_rebuild_deletes_the_cache_files_of_older_formats_only(mini_meteor, tm
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         [*kept, path.name, f"{path.name}.lock"])
     assert _load_recording_warnings(mini_meteor)[1] == []            # the new file reads
+
+
+def test_after_format_5_unnamed_files_go_too(mini_meteor, tmp_path, monkeypatch):
+    from capkit.metrics.meteor import resources as R
+    monkeypatch.setattr(R, "FORMAT_VERSION", R.UNNAMED_FORMAT + 1)
+    folder = tmp_path / "cache" / "meteor"
+    stale, kept = _other_cache_files(folder)
+    assert f"meteor-1.5-en-{'b' * 16}.npz" in stale
+    assert _load_recording_warnings(mini_meteor)[1] == []
+    path = R._cache_path(*R.meteor_files(mini_meteor))
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [*kept, path.name, f"{path.name}.lock"])
+
+
+def test_this_formats_file_under_the_unnamed_name_is_read_not_rebuilt(mini_meteor, tmp_path,
+                                                                       monkeypatch):
+    """Was: naming the format moved every format-5 cache to a new name, so each one (a read-only
+    shared cache too) was built again (~20 s) and the old name, which older capkits read,
+    deleted."""
+    from capkit.metrics.meteor import resources as R
+    assert _load_recording_warnings(mini_meteor)[1] == []            # built: v5 name
+    named = R._cache_path(*R.meteor_files(mini_meteor))
+    unnamed = named.with_name(named.name.replace(f"-v{R.FORMAT_VERSION}-", "-"))
+    named.rename(unnamed)
+    monkeypatch.setattr(R, "_read_jar", lambda jar: pytest.fail("built again"))
+    resources, caught = _load_recording_warnings(mini_meteor)
+    assert resources.synsets("dog") == {1, 2} and caught == []
+    assert R._cache_path(*R.meteor_files(mini_meteor)) == unnamed and unnamed.is_file()
+    assert not named.exists()
 
 
 _HOLD_LOCK = """
@@ -373,9 +405,8 @@ def test_stale_cache_files_that_cannot_be_deleted_never_fail_scoring(mini_meteor
     assert resources.synsets("dog") == {1, 2} and resources.exceptions["went"] == ("go",)
     path = R._cache_path(*R.meteor_files(mini_meteor))
     assert set(p.name for p in folder.iterdir()) == {*stale, *kept, path.name, f"{path.name}.lock"}
-    if why == "no permission" or caught:  # at most one warning, naming what is left
-        assert [w.category for w in caught] == [CacheWarning]
-        assert all(f"{name} (" in str(caught[0].message) for name in stale if name.endswith(".npz"))
+    assert [w.category for w in caught] == [CacheWarning]      # one warning, naming what is left
+    assert all(f"{name} (" in str(caught[0].message) for name in stale if name.endswith(".npz"))
 
 
 # ---------------------------------------------------------------- against the jar itself

@@ -18,6 +18,7 @@ read; the folder can be deleted at any time. Processes that miss at once build i
 beside the file); a damaged file is rebuilt with one warning naming it, and a read-only folder
 means building in memory (``capkit.cache_files``). Writing it deletes the files of older
 formats beside it (``stale_cache_files``) but those another process is building at that moment.
+A file of this format under the name used before formats were named is read as it is.
 
 Phrases are stored as 64-bit hashes of their word ids (``phrase_hash``): two different phrases
 would have to collide in 64 bits to be confused (odds ~1e-7 over a whole corpus).
@@ -54,6 +55,7 @@ _CACHED = ("function_words", "nonbreaking", "syn_words", "syn_ptr", "syn_ids", "
            "par_hash")                 # the arrays of the cache file (_read_jar, _read_paraphrases)
 # A cache file's name; group 1 is its format, absent in the names used up to format 5
 _CACHE_NAME = re.compile(r"meteor-1\.5-en-(?:v(\d+)-)?[0-9a-f]{16}\.npz")
+UNNAMED_FORMAT = 5              # a name without a format: format 5 at most (5 is still read)
 
 
 @dataclass(frozen=True)
@@ -146,18 +148,24 @@ def _cache_path(jar: Path, table: Path) -> Path:
         stemmer = "none"
     stamp = "|".join(map(str, [FORMAT_VERSION, stemmer, *content_key(jar, table)]))
     key = hashlib.sha256(stamp.encode()).hexdigest()[:16]
-    return cache_dir() / "meteor" / f"meteor-1.5-en-v{FORMAT_VERSION}-{key}.npz"
+    path = cache_dir() / "meteor" / f"meteor-1.5-en-v{FORMAT_VERSION}-{key}.npz"
+    # the same file under its name from before formats were named (the key hashes the format,
+    # so this is one of this format): read it rather than build it again, e.g. in a read-only
+    # shared cache warmed by an older capkit, which may still read that name
+    unnamed = path.with_name(f"meteor-1.5-en-{key}.npz")
+    return unnamed if not path.exists() and unnamed.is_file() else path
 
 
 def stale_cache_files(folder: Path) -> list[Path]:
     """The cache files in ``folder`` that are certainly outdated, found by the file or its lock
-    file alone: an older format's, and those named without one (``meteor-1.5-en-<16 hex>.npz``,
-    all older than the names with a format). Never one of this format with another key (other
-    resource files or stemmer: another venv's, in use now perhaps), nor a newer format's (a
-    newer capkit's beside this one: deleting it would make the two rebuild in turn)."""
+    file alone: an older format's. A name without a format (``meteor-1.5-en-<16 hex>.npz``, as
+    written up to format 5) counts as ``UNNAMED_FORMAT``: such files go once the format passes
+    5. Never one of this format with another key (other resource files or stemmer: another
+    venv's, in use now perhaps), nor a newer format's (a newer capkit's beside this one:
+    deleting it would make the two rebuild in turn)."""
     names = {p.name.removesuffix(".lock") for p in folder.glob("meteor-1.5-en-*")}
     return sorted(folder / name for name in names if (match := _CACHE_NAME.fullmatch(name))
-                  and (match[1] is None or int(match[1]) < FORMAT_VERSION))
+                  and int(match[1] or UNNAMED_FORMAT) < FORMAT_VERSION)
 
 
 def _remove_stale(path: Path) -> None:
