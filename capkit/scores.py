@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -210,11 +211,13 @@ def make_signature(metric: str, **settings: object) -> str:
 
 
 def with_settings(signature: str, settings: Mapping[str, object]) -> str:
-    """``signature`` with the ``key:value`` settings it does not record yet, put before its
-    ``capkit:<version>`` field (the settings a user's own signature left out)."""
+    """``signature`` with the ``key:value`` settings it does not record yet (neither as a
+    ``key:`` field nor as ``key=`` inside one), put before its ``capkit:<version>`` field (the
+    settings a user's own signature left out)."""
     fields = signature.split("|")
     have = {f.partition(":")[0] for f in fields[1:]}
-    new = [f"{k}:{v}" for k, v in settings.items() if k not in have]
+    new = [f"{k}:{v}" for k, v in settings.items()
+           if k not in have and not re.search(rf"(?<![\w.]){re.escape(k)}=", signature)]
     if not new:
         return signature
     tail = [fields.pop()] if len(fields) > 1 and fields[-1].startswith("capkit:") else []

@@ -266,6 +266,66 @@ def test_a_users_own_scores_get_the_registered_name_and_the_missing_settings():
         f"len_ratio|pooled:True|scale:2|capkit:{__version__}"
 
 
+_SIGNATURE_IN_A_NEW_PROCESS = """
+import functools, sys
+sys.path.insert(0, sys.argv[1])
+from test_metric_registry import CANDS, REFS, MetricSpec, _f_beta
+from capkit.metrics import score
+class Model:
+    def __call__(self, x):
+        return x
+weigh = functools.partial(max, key=lambda x: x, default=Model())
+print(score(CANDS, REFS, [MetricSpec("f", _f_beta, {"weights": weigh}, tokens=True)])["f"]
+      .signature)
+"""
+
+
+def test_a_users_signature_is_the_same_in_every_process_and_marks_what_it_cannot_hash(tmp_path):
+    """Review of b914291: a partial's bindings were hashed by repr, memory addresses included
+    (another signature in every run); objects, lambdas and models collided silently; run-only
+    options (progress, device) made the command line's signature differ from the library's;
+    paths were shown whole; a tensor was hashed by its elided repr."""
+    import subprocess
+    import sys
+
+    import torch
+
+    from capkit import __version__
+    from capkit.metrics import Scorer
+    v = f"capkit:{__version__}"
+    here = str(Path(__file__).resolve().parent)
+    runs = {subprocess.run([sys.executable, "-c", _SIGNATURE_IN_A_NEW_PROCESS, here],
+                           capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+            for seed in ("1", "2")}
+    assert len(runs) == 1
+    same = runs.pop().strip()
+    assert same.startswith("f|source:user|weights:builtins.max(default=__m...#")
+    assert same.endswith(f"~unhashed|tok:ptb|{v}")         # long: cut, but still marked
+    def f_runs(batch, weights=None, progress=None, device=None, batch_size=None):
+        return _f_beta(batch, weights=weights)
+    spec = MetricSpec("f", f_runs, tokens=True)
+
+    def sig(**options):
+        return Scorer([spec], options={"f": options}).score(CANDS, REFS)["f"].signature
+    # how it runs is not what it computes, as for the built-ins
+    assert sig(progress="auto", device="cpu", batch_size=8) == sig() == f"f|source:user|tok:ptb|{v}"
+    # a tensor by all its values (its repr elides the middle)
+    a, b = torch.zeros(2000), torch.zeros(2000)
+    b[1000] = 1
+    assert sig(weights=a) != sig(weights=b) and "weights:Tensor#" in sig(weights=a)
+    # a file by its name and a digest of its size and time, not its folder
+    (tmp_path / "secret").mkdir()
+    idf = tmp_path / "secret" / "idf.json"
+    idf.write_text("{}")
+    assert f"|weights:idf.json#" in sig(weights=idf) and "secret" not in sig(weights=idf)
+    # what a returned Scores' own signature records inside a field is not added again
+    from capkit.scores import with_settings
+    own = f"blend|soft:soft_f(beta=1.0,floor=0.5)|{v}"
+    assert with_settings(own, {"beta": "1.0", "floor": "0.5", "weight": "2"}) == \
+        f"blend|soft:soft_f(beta=1.0,floor=0.5)|weight:2|{v}"
+
+
 def test_builtin_scores_keep_their_own_name_and_signature():
     from capkit.metrics import bleu, prepare
     direct = bleu(prepare(CANDS, REFS), n=4)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from capkit.metrics.registry import MetricSpec, resolve, suite
 from capkit.scores import Scores, as_scores, content_hash
 
 NGRAM_METRICS = frozenset({"capkit.metrics.bleu:bleu", "capkit.metrics.cider:cider_d"})
+# keywords that say how a metric runs, not what it computes (the inputs, a progress bar, the
+# device and batch size): built-ins leave them out of their signatures, and so does a user's
+RUN_OPTIONS = frozenset({"images", "scenes", "progress", "device", "batch_size"})
 
 
 class Scorer:
@@ -183,7 +186,7 @@ def _user_settings(spec: MetricSpec, kwargs: Mapping[str, object],
     fn, bound, args = spec.function, {}, ()
     while isinstance(fn, functools.partial):     # the outer partial's keywords win
         fn, bound, args = fn.func, {**fn.keywords, **bound}, fn.args + args
-    given = {**bound, **{k: v for k, v in kwargs.items() if k not in ("images", "scenes")}}
+    given = {k: v for k, v in {**bound, **kwargs}.items() if k not in RUN_OPTIONS}
     settings = {"args": _setting(args)} if args else {}
     settings.update((k, _setting(given[k])) for k in sorted(given))
     if tokenizer is not None:
@@ -192,29 +195,53 @@ def _user_settings(spec: MetricSpec, kwargs: Mapping[str, object],
 
 
 def _setting(value: object) -> str:
-    """One option's value as a signature shows it, the same in every run: numbers, words and
-    paths as they read; document frequencies or an encoder by their fingerprint or signature;
-    a function by its name; other data (lists, dicts, arrays) as a short content hash."""
+    """One option's value as a signature shows it, the same in every run: numbers and words as
+    they read; a file or folder by its name and a digest of its size and time (not its folder);
+    document frequencies or an encoder by their fingerprint or signature; a function by its
+    name (a partial with what it binds); data (lists, dicts, arrays, tensors) by a content hash.
+    What has no content to hash (an object shown by its address, a lambda, a model) is marked
+    ``~unhashed``: two such values are not told apart."""
     from capkit.models.protocol import clean_signature    # (not at import: built-ins never ask)
-    if value is None or isinstance(value, (str, int, float, np.generic, PurePath)):
+    if hasattr(value, "detach") and hasattr(value, "numpy"):      # a tensor: its values
+        return clean_signature(f"{type(value).__name__}#"
+                               f"{content_hash(value.detach().cpu().numpy())}")
+    if value is None or isinstance(value, (str, int, float, np.generic)):
         text = str(value)
+    elif isinstance(value, PurePath):
+        text = _path_setting(value)
     elif isinstance(getattr(value, "fingerprint", None), str):
         text = value.fingerprint
     elif isinstance(getattr(value, "signature", None), str):
         text = value.signature
-    elif callable(value):
-        inner = value.func if isinstance(value, functools.partial) else value
-        text = f"{getattr(inner, '__module__', '')}." \
-               f"{getattr(inner, '__qualname__', None) or type(inner).__qualname__}"
-        if inner is not value:                            # and what the partial binds
-            text += f"#{content_hash([value.args, value.keywords])}"
+    elif isinstance(value, functools.partial):
+        bound = [*map(_setting, value.args), *(f"{k}={_setting(v)}"
+                                                for k, v in sorted(value.keywords.items()))]
+        text = f"{_setting(value.func)}({','.join(bound)})"
+    elif callable(value) and not isinstance(value, type):
+        name = getattr(value, "__qualname__", None)
+        anonymous = name is None or "<" in name           # an object, a lambda, a local def
+        text = f"{getattr(value, '__module__', '')}.{name or type(value).__qualname__}" + \
+            "~unhashed" * anonymous
     elif " at 0x" in repr(value):                         # no content to hash: its type
-        text = type(value).__name__
+        text = f"{type(value).__name__}~unhashed"
     else:
         text = f"{type(value).__name__}#{content_hash(value)}"
-    if len(text) > 64:                                    # a long text: its start and a hash
-        text = f"{text[:24]}...#{content_hash(text)}"
+    if len(text) > 64:                # a long text: its start and a hash (and the mark)
+        text = f"{text[:24]}...#{content_hash(text)}" + "~unhashed" * ("~unhashed" in text)
     return clean_signature(text)
+
+
+def _path_setting(path: PurePath) -> str:
+    """A path option: its name and a digest of what is there (size and modification time of a
+    file, or of a folder's files, as ``models.protocol.source_signature``), not its folder."""
+    from capkit.models.protocol import source_signature
+    local = Path(path).expanduser()
+    if local.is_dir():
+        return source_signature(local)
+    if local.is_file():
+        stat = local.stat()
+        return f"{local.name}#{content_hash([stat.st_size, stat.st_mtime_ns])}"
+    return f"{local.name}~missing"
 
 
 def _checked(name: str, spec: MetricSpec, result, n: int, ids, n_empty: int,
