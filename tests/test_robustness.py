@@ -383,8 +383,16 @@ def test_dataset_name_gives_rw_the_whole_dataset_vocabulary(shared_data):
 
 def test_world_vocabulary_follows_the_seed_of_its_scenes():
     refs = dataset_references("world", n_images=12, seed=1)
-    with pytest.raises(ValueError, match="depend on the seed.*seed=0"):
+    with pytest.raises(ValueError, match="depend on the seed.*seed=0.*vocabulary_captions="):
         robustness(refs, ["bleu_1"], ["RW"], n_boot=0, progress=False, dataset="world", seed=0)
+    whole = dataset_references("world", seed=1)       # the sample's own seed, as the error says
+    other_seed = robustness(refs, ["bleu_1"], ["RW"], n_boot=0, progress=False, dataset="world",
+                            seed=0, vocabulary_captions=whole, vocabulary_source="world")
+    assert f"rw_vocab:world|rw_vocab_captions:{5 * 500}|" in other_seed.signature
+    # a name given for the vocabulary names the evaluated captions, as before: nothing loaded
+    named = robustness(refs, ["bleu_1"], ["RW"], n_boot=0, progress=False, dataset="world",
+                       seed=0, vocabulary_source="mine")
+    assert "rw_vocab:mine|rw_vocab_captions:60|" in named.signature
     out = robustness(refs, ["bleu_1"], ["RW"], n_boot=0, progress=False, dataset="world", seed=1)
     assert f"rw_vocab:world|rw_vocab_captions:{5 * 500}|" in out.signature
     # without RW nothing is checked or loaded: WP needs no vocabulary

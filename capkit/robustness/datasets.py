@@ -61,7 +61,6 @@ def dataset_references(name: str, *, n_images: int | None = None,
     return subset(refs, n_images, seed=seed)
 
 
-
 def whole_dataset(references: Mapping[str, Sequence[str]], name: str, *,
                   seed: int = 0) -> dict[str, list[str]]:
     """Every reference of robustness dataset ``name`` (``dataset_references(name, seed=seed)``),
@@ -78,7 +77,9 @@ def whole_dataset(references: Mapping[str, Sequence[str]], name: str, *,
                  if foreign else f"the captions of {len(changed)} image(s) are not {name}'s "
                  f"(first: {changed[:3]})")
         world = (f" (the world's scenes and captions depend on the seed: these are not those "
-                 f"of seed={seed})" if name == "world" and changed else "")
+                 f"of seed={seed}; to study a sample drawn with another seed, pass "
+                 "vocabulary_captions=dataset_references('world', seed=<its seed>))"
+                 if name == "world" and changed else "")
         raise ValueError(
             f"dataset={name!r}, but {first}{world}. dataset= names the dataset the references "
             f"were drawn from (dataset_references({name!r}, n_images=..., seed=...)), whose "

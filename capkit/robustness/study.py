@@ -127,9 +127,9 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
     ``vocabulary_captions`` / ``vocabulary_source`` for RW's vocabulary: see
     ``TransformContext.from_references``). ``dataset``: the name of the references' dataset, for
     the signature (default ``"user"``). When it is one of ``ROBUSTNESS_DATASETS`` and RW runs
-    without a context or ``vocabulary_captions``, RW's vocabulary comes from that whole dataset
-    (``datasets.whole_dataset``; the world's scenes of this ``seed``), as on the command line;
-    otherwise from the evaluated references.
+    without a context, ``vocabulary_captions`` or ``vocabulary_source``, RW's vocabulary comes
+    from that whole dataset (``datasets.whole_dataset``; the world's scenes of this ``seed``), as
+    on the command line; otherwise from the evaluated references.
     ``images`` / ``scenes``: ``{image_id: image}`` / ``{image_id: Scene}`` for metrics that
     see them (``dataset_pictures`` gives both for ``"world"``).
     """
@@ -145,10 +145,10 @@ def robustness(references: Mapping[str, Sequence[str]], metrics=None,
         raise ValueError("give either context= or the settings to build one (features, "
                          "vocabulary_captions, vocabulary_source), not both: a given context "
                          "keeps its own neighbours and vocabulary")
-    if (context is None and vocabulary_captions is None and "RW" in codes
-            and dataset in ROBUSTNESS_DATASETS):
+    if (context is None and vocabulary_captions is None and vocabulary_source is None
+            and "RW" in codes and dataset in ROBUSTNESS_DATASETS):
         vocabulary_captions = whole_dataset(references, dataset, seed=seed)
-        vocabulary_source = vocabulary_source or dataset
+        vocabulary_source = dataset
     loo = leave_one_out(references, seed=seed)
     if context is None:
         context = TransformContext.from_references(references, features,
