@@ -185,6 +185,7 @@ def test_remove_unused_deletes_a_file_and_its_lock_unless_the_lock_is_held(tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["busy.npz", "busy.npz.lock"]
     assert remove_unused(busy) and list(tmp_path.iterdir()) == []
 
+
 def test_write_output_names_the_file_it_cannot_write_and_leaves_nothing(tmp_path):
     from capkit.cache_files import OutputError, write_output
     assert write_output(tmp_path / "a.json", "{}\n").read_text() == "{}\n"

@@ -13,8 +13,8 @@ tokens receive a ``CaptionBatch`` whose candidate tokens are the transformed wor
 other metric, built in or a user's ``module:function`` / callable, receives plain text: the
 transformed caption in the transforms' normal form (lower case, PTB words, punctuation dropped,
 at gamma = 0 too) and the references as given. The curve is divided by the gamma = 0 score,
-which has the same mismatch, so it largely cancels, not wholly: BERTScore's RC AUC on 100 COCO
-images was 0.739 this way and 0.731 with references in normal form too (one run, 2026-11-27). Image
+which has the same mismatch, so it largely cancels, though not wholly (a review's one-off
+comparison moved BERTScore's RC AUC on 100 COCO images by about 0.01). Image
 metrics (UMIC, ViLBERTScore, CLIPScore) also receive each row's image (``images=``), world
 metrics its scene: the image stays fixed while its caption is transformed.
 """
