@@ -115,12 +115,11 @@ def _check_metric(name: str, options: dict) -> None:
         raise ValueError(f"metric {name!r} scores captions against images; CaptionMetric gathers "
                          "only text, so use a reference-based metric or score images directly")
     from capkit.metrics.inputs import CaptionBatch
-    from capkit.metrics.scorer import _plain_inputs
-    # the arguments the Scorer passes (a CaptionBatch to a metric that takes tokens, the texts
-    # to one that reads text), so that only an option the metric lacks is refused; the spec's
-    # bound options are keywords of spec.function, which the Scorer's options override
-    args = (CaptionBatch([["c"]], [[["r"]]], None, "split"),) if spec.tokens else \
-        _plain_inputs(spec, (["c"], [["r"]], None))
+    from capkit.metrics.scorer import metric_arguments
+    # the arguments the Scorer passes, so that only an option the metric lacks is refused; the
+    # spec's bound options are keywords of spec.function, which the Scorer's options override
+    args = metric_arguments(spec, (["c"], [["r"]], None),
+                            CaptionBatch([["c"]], [[["r"]]], None, "split"))
     try:
         inspect.signature(spec.function).bind(*args, **options)
     except TypeError as err:

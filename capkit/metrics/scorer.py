@@ -111,10 +111,9 @@ class Scorer:
             try:
                 if name in done:
                     result = done.pop(name)
-                elif spec.tokens:
-                    result = spec.function(batch, **kwargs[name])
                 else:
-                    result = spec.function(*_plain_inputs(spec, texts), **kwargs[name])
+                    result = spec.function(*metric_arguments(spec, texts, batch),
+                                           **kwargs[name])
             except Exception as err:
                 if not spec.builtin:        # a user's function: say which one failed
                     err.add_note(f"(raised by the metric {name!r})")
@@ -160,6 +159,12 @@ class Scorer:
 
 def _target(spec: MetricSpec) -> str | None:
     return spec.target if isinstance(spec.target, str) else None
+
+
+def metric_arguments(spec: MetricSpec, texts, batch: CaptionBatch | None) -> tuple:
+    """The positional arguments a metric is called with: the ``CaptionBatch`` for one that takes
+    tokens, else the texts (``_plain_inputs``). Options follow as keywords."""
+    return (batch,) if spec.tokens else _plain_inputs(spec, texts)
 
 
 def _plain_inputs(spec: MetricSpec, texts) -> tuple:
