@@ -11,6 +11,7 @@ import collections
 import importlib
 import math
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -257,6 +258,19 @@ def test_inputs_the_original_asserts_on_raise_input_error(theirs, ours, gts, res
     with pytest.raises(InputError, match="gts and res must have the same ids|exactly one|"
                                          "non-empty list"):
         ours.Meteor().compute_score(gts, res)
+
+
+def test_int_against_str_ids_are_named_in_the_drop_ins_words(ours):
+    """Was: "ids only in gts: ['1'], only in res: [1]", two lists that look alike."""
+    from capkit.compat.pycocoevalcap import InputError
+    for gts, res, fix in [({"1": ["a dog"]}, {1: ["a dog"]}, "res = {str(k)"),
+                          ({1: ["a dog"]}, {"1": ["a dog"]}, "gts = {str(k)")]:
+        with pytest.raises(InputError, match=r"same ids.*typed apart: the results' ids are "
+                                             r"(int|str), the ground truths' .*" + re.escape(fix)):
+            ours.Bleu(4).compute_score(gts, res)
+    with pytest.raises(InputError) as err:                 # nothing typed apart: no such hint
+        ours.Bleu(4).compute_score({"1": ["a dog"]}, {"2": ["a dog"]})
+    assert "typed apart" not in str(err.value)
 
 
 def test_bleu_above_four_grams_says_so(ours):

@@ -154,10 +154,15 @@ def _without_lone_surrogates(text: object) -> object:
     return text
 
 
-def id_type_hint(unmatched_candidates, unmatched_references) -> str:
+def id_type_hint(unmatched_candidates, unmatched_references,
+                 names: tuple[str, str] = ("candidates", "references"),
+                 variables: tuple[str, str] | None = None) -> str:
     """What to do when unmatched candidate and reference ids are the same as text but of other
     types (COCO results' int ``image_id`` against a JSON file's str keys): ids are paired by key,
-    as pycocoevalcap pairs them, and 391895 is not the key '391895'. "" when there are none."""
+    as pycocoevalcap pairs them, and 391895 is not the key '391895'. "" when there are none.
+    ``names``: the two sides as the error's reader knows them (plural nouns) and ``variables``
+    their names in the code it suggests (default: ``names``); the pycocoevalcap drop-in says
+    ``("results", "ground truths")`` and ``("res", "gts")``."""
     by_text = {str(k): k for k in unmatched_references}
     twins = sorted(((k, by_text[str(k)]) for k in unmatched_candidates if str(k) in by_text),
                    key=lambda pair: str(pair[0]))
@@ -165,14 +170,15 @@ def id_type_hint(unmatched_candidates, unmatched_references) -> str:
         return ""
     c_types = sorted({type(c).__name__ for c, _ in twins})
     r_types = sorted({type(r).__name__ for _, r in twins})
-    side = "references" if c_types == ["str"] else "candidates"
+    cand, ref = names
+    cand_var, ref_var = variables or names
+    sides = [ref_var] if c_types == ["str"] else [cand_var]
     if c_types != ["str"] and r_types != ["str"]:
-        side = "candidates and references"
-    convert = " and ".join(f"{x} = {{str(k): v for k, v in {x}.items()}}"
-                           for x in side.split(" and "))
+        sides = [cand_var, ref_var]
+    convert = " and ".join(f"{x} = {{str(k): v for k, v in {x}.items()}}" for x in sides)
     c, r = twins[0]
     return (f"{len(twins)} of them {'is' if len(twins) == 1 else 'are'} the same id as text, "
-            f"typed apart: the candidates' ids are {'/'.join(c_types)}, the references' "
+            f"typed apart: the {cand}' ids are {'/'.join(c_types)}, the {ref}' "
             f"{'/'.join(r_types)} (e.g. {c!r} and "
             f"{r!r}), and ids are paired by key (as pycocoevalcap pairs them), not as text; give "
             f"both sides one type, e.g. {convert}")

@@ -74,9 +74,13 @@ def captions(gts, res) -> Captions:
         if gts.keys() != res.keys():
             missing = [k for k in gts if k not in res][:5]
             extra = [k for k in res if k not in gts][:5]
+            from capkit.metrics.inputs import id_type_hint
+            hint = id_type_hint(res.keys() - gts.keys(), gts.keys() - res.keys(),
+                                ("results", "ground truths"), ("res", "gts"))
             raise InputError("gts and res must have the same ids (pycocoevalcap asserts "
                              f"gts.keys() == res.keys()); ids only in gts: {missing}, only in "
-                             f"res: {extra} (first 5 of each); score the ids present in both")
+                             f"res: {extra} (first 5 of each); score the ids present in both"
+                             + (f". {hint}" if hint else ""))
         keys = list(gts.keys())
         pairs = [(k, res[k]) for k in keys]
     elif isinstance(res, Sequence) and not isinstance(res, (str, bytes)):
