@@ -318,7 +318,7 @@ def test_a_users_signature_is_the_same_in_every_process_and_marks_what_it_cannot
     (tmp_path / "secret").mkdir()
     idf = tmp_path / "secret" / "idf.json"
     idf.write_text("{}")
-    assert f"|weights:idf.json#" in sig(weights=idf) and "secret" not in sig(weights=idf)
+    assert "|weights:local=idf.json#" in sig(weights=idf) and "secret" not in sig(weights=idf)
     # what a returned Scores' own signature records inside a field is not added again
     from capkit.scores import with_settings
     own = f"blend|soft:soft_f(beta=1.0,floor=0.5)|{v}"

@@ -237,16 +237,11 @@ def _setting(value: object) -> str:
 
 
 def _path_setting(path: PurePath) -> str:
-    """A path option: its name and a digest of what is there (size and modification time of a
-    file, or of a folder's files, as ``models.protocol.source_signature``), not its folder."""
+    """A path option: its name and a digest of the sizes and times of what is there
+    (``models.protocol.source_signature``), not the folders above it."""
     from capkit.models.protocol import source_signature
     local = Path(path).expanduser()
-    if local.is_dir():
-        return source_signature(local)
-    if local.is_file():
-        stat = local.stat()
-        return f"{local.name}#{content_hash([stat.st_size, stat.st_mtime_ns])}"
-    return f"{local.name}~missing"
+    return source_signature(local) if local.exists() else f"{local.name}~missing"
 
 
 def _checked(name: str, spec: MetricSpec, result, n: int, ids, n_empty: int,

@@ -113,15 +113,18 @@ def clean_signature(text: str) -> str:
 def source_signature(name_or_path: str | Path, config=None) -> str:
     """Where weights came from: a hub name (with its commit when known) or a local folder.
 
-    A local folder is identified by its name plus a short digest of its files' names, sizes and
-    modification times, so a cache entry made with other weights at the same path is not reused.
+    A local folder (or file) is identified by its name plus a short digest of its files' names,
+    sizes and modification times, so a cache entry made with other weights at the same path is
+    not reused, and the folders above it are not shown.
     """
     path = Path(name_or_path).expanduser()
-    if path.is_dir():
+    if path.is_dir() or path.is_file():
         digest = hashlib.sha256()
-        for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for f in files:
             stat = f.stat()
-            digest.update(f"{f.relative_to(path)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+            digest.update(f"{f.relative_to(path) if f != path else f.name}:{stat.st_size}:"
+                          f"{stat.st_mtime_ns};".encode())
         return clean_signature(f"local={path.name}#{digest.hexdigest()[:10]}")
     commit = getattr(config, "_commit_hash", None) if config is not None else None
     return clean_signature(f"{name_or_path}@{commit[:10]}" if commit else str(name_or_path))
