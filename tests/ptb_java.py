@@ -103,3 +103,22 @@ def java_ptb_tokenize(captions: Sequence[str]) -> list[str]:
     return [
         " ".join(w for w in line.rstrip().split(" ") if w not in PUNCTUATIONS) for line in java_ptb_raw(captions)
     ]
+
+
+def java_ptb_at_end_of_input(caption: str) -> str:
+    """What pycocoevalcap's PTBTokenizer makes of ``caption`` as the last line of its file,
+    which it writes without a final line break: the lexer meets the end of the input there."""
+    java, jar = java_executable(), corenlp_jar()
+    fd, path = tempfile.mkstemp(suffix=".txt", prefix="ptb_java_")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(caption.translate(_LINE_BREAK_TABLE))
+        proc = subprocess.run(
+            [java, "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines", "-lowerCase", path],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False, timeout=300)
+    finally:
+        os.remove(path)
+    if proc.returncode != 0:
+        raise RuntimeError(f"PTBTokenizer failed (exit {proc.returncode}): {proc.stderr.decode(errors='replace')[-2000:]}")
+    line = proc.stdout.decode("utf-8").replace("\r\n", "\n").rstrip("\n")
+    return " ".join(w for w in line.rstrip().split(" ") if w not in PUNCTUATIONS)

@@ -16,11 +16,11 @@ from capkit.text import ptb as text
 from capkit.text import ptb_tokenize
 
 try:  # tests/ is a plain directory (rootdir on sys.path) or a package
-    from ptb_java import LINE_BREAKS, java_ptb_tokenize
+    from ptb_java import LINE_BREAKS, java_ptb_at_end_of_input, java_ptb_tokenize
     from shared_captions import all_shared_captions
     from skip_policy import needs_java
 except ImportError:  # pragma: no cover
-    from tests.ptb_java import LINE_BREAKS, java_ptb_tokenize
+    from tests.ptb_java import LINE_BREAKS, java_ptb_at_end_of_input, java_ptb_tokenize
     from tests.shared_captions import all_shared_captions
     from tests.skip_policy import needs_java
 
@@ -79,6 +79,52 @@ def test_stream_context_reaches_into_the_next_caption():
         ptb_tokenize([caption, "a man runs"], context="isolated")[0]
     with pytest.raises(ValueError, match="context must be one of"):
         ptb_tokenize([caption], context="line")
+
+
+# ---- the last caption of a stream meets the end of the input ------------------------------------
+# Plain captions (the fast path's) with the last words whose tokens the end of the input leaves
+# alone, and the ones it changes or that are not plain (those go to the full lexer)
+ENDS_PLAINLY = ["a dog", "a dog.", "a dog,", 'a dog"', 'a dog."', "a t-shirt.", "a b-52",
+                "a man with 7", "a man with 7.", "cannot", "wanna.", "the end..", "abc123",
+                "A DOG .", "a dog ", "a dog . . .", 'a dog " .', "a dog, "]
+ENDS_OTHERWISE = ["they're", "we'll", "you've", "He'll", "a dog's", "don't", "a dog's .", "a.",
+                  "a dog.,", "dogs'", '"dog"', "etc.", ":)", "'90", "a dog -", "no. 5"]
+
+
+def test_which_last_captions_skip_the_full_lexer():
+    assert all(text._fast_batch(ENDS_PLAINLY))
+    assert all(map(text._ends_plainly, ENDS_PLAINLY))
+    assert not any(text._fast_batch([c])[0] is not None and text._ends_plainly(c)
+                   for c in ENDS_OTHERWISE)
+
+
+@pytest.mark.java
+@needs_java
+def test_last_caption_matches_java_at_the_end_of_the_input():
+    """The jar reads the last caption up to the end of its input, not up to a line break: the
+    fast path's tokens are kept there only for ENDS_PLAINLY (building the lexer costs ~0.03 s
+    of a `capkit score`), the others are lexed with the end of the input, as the jar does."""
+    from concurrent.futures import ThreadPoolExecutor
+    captions = ENDS_PLAINLY + ENDS_OTHERWISE
+    with ThreadPoolExecutor(2) as pool:        # one JVM per caption: each has its own end
+        theirs = list(pool.map(java_ptb_at_end_of_input, captions))
+    ours = [ptb_tokenize(["A first caption.", c])[1] for c in captions]
+    assert ours == theirs, _first_differences(captions, ours, theirs)
+    # and the end of the input does change some of them (the test can fail)
+    assert [ptb_tokenize([c, "a dog"])[0] for c in captions] != theirs
+
+
+@pytest.mark.slow
+def test_plain_last_captions_agree_with_the_full_lexer_at_the_end(shared_data):
+    """Every plain caption of the shared data that ``_ends_plainly`` accepts gets the same tokens
+    from the full lexer at the end of the input (``_slow(..., None)``, checked against the jar
+    above and by the stream parity test)."""
+    captions = all_shared_captions(shared_data)
+    fast = text._fast_batch(captions)
+    plain = [(c, f) for c, f in zip(captions, fast) if f is not None and text._ends_plainly(c)]
+    assert len(plain) > 200_000
+    bad = [c for c, f in plain if text._slow(c, None) != f]
+    assert not bad, bad[:10]
 
 
 # ---- (b) rules, with outputs verified against the jar ------------------------------------------

@@ -437,11 +437,24 @@ def ptb_tokenize(captions: Sequence[str], *, context: str = "stream",
         for i in slow:
             out[i] = _slow_cached(line(i), _ISOLATED)
         return out
-    if n and (not slow or slow[-1] != n - 1):
+    if n and (not slow or slow[-1] != n - 1) and not _ends_plainly(captions[-1]):
         slow.append(n - 1)                              # the last one ends the input
     for i in slow:
         out[i] = _slow_cached(line(i), None if i == n - 1 else line(i + 1))
     return out
+
+
+# The end of a plain caption whose tokens are the same at the end of the input as before another
+# line: an alphanumeric run with inner hyphens, then only spaces and , . " (checked against the
+# jar; a final clitic is not: "they're" ends the input as "they re").
+_PLAIN_END = re.compile(r'(?:^| )[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*[ ,."]*\Z').search
+
+
+def _ends_plainly(caption: str) -> bool:
+    """Whether the fast path's tokens of ``caption`` (a plain caption: it was not sent to the
+    full lexer) hold at the end of the input, so that the last caption of a stream needs no
+    lexer (building it is ~0.03 s): its last word is a ``_PLAIN_END``."""
+    return _PLAIN_END(caption) is not None
 
 
 @functools.lru_cache(maxsize=65536)
