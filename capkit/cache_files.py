@@ -29,15 +29,10 @@ by ``write_output``, whose error names the file that could not be written. Silen
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
-import shutil
 import sys
-import tempfile
-import uuid
 import warnings
-import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TypeVar
@@ -45,8 +40,6 @@ from typing import IO, TypeVar
 CACHE_ENV = "CAPKIT_CACHE_DIR"
 DEFAULT_CACHE_DIR = "~/.cache/capkit"
 LOCK_TIMEOUT_S = 600.0     # a live process holding a cache lock this long is stuck, not busy
-# What reading a damaged cache file raises: zip/npz errors, short reads, missing members
-UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
 
 T = TypeVar("T")
 
@@ -68,6 +61,14 @@ def _read_umask() -> int:
 # Read once, at import: setting the umask is process-wide, so doing it on every write could let
 # a file another thread creates meanwhile be made with umask 0.
 _UMASK = _read_umask()
+
+
+def unreadable() -> tuple[type[BaseException], ...]:
+    """What reading a damaged cache file raises: zip/npz errors, short reads, missing members.
+    (A function: importing zipfile and the other modules only a write needs would cost a read
+    of a small cache, such as ``metrics.token_cache``'s, ~0.01 s.)"""
+    import zipfile
+    return (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
 
 
 class CacheWarning(UserWarning):
@@ -132,6 +133,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) ->
     half-written file, and it is removed if ``write`` fails or the process is interrupted. The
     file gets the usual permissions (mkstemp's 0600 would make a shared cache unreadable).
     """
+    import tempfile
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
@@ -152,6 +154,7 @@ def staging_folder(target: str | os.PathLike) -> Path:
     """A new, empty, hidden folder beside ``target`` to build its replacement in:
     ``.<name>.partial-<8 hex>`` (made with the umask's mode, not mkdtemp's 0o700, which would
     outlive the rename)."""
+    import uuid
     target = Path(target).absolute()
     staged = target.with_name(f".{target.name}.partial-{uuid.uuid4().hex[:8]}")
     staged.mkdir()
@@ -169,6 +172,7 @@ def work_folders(target: str | os.PathLike) -> list[Path]:
 def exchange_folders(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     """Swap two folders in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False where
     the C library, kernel or file system cannot, so the caller falls back to two renames."""
+    import ctypes
     renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) \
         if sys.platform.startswith("linux") else None
     if renameat2 is None:
@@ -186,6 +190,8 @@ def replace_folder(staged: str | os.PathLike, target: str | os.PathLike) -> None
     """Move the finished folder ``staged`` (from ``staging_folder``) to ``target``, then delete
     what was there. Where ``exchange_folders`` can, a reader always finds a complete folder;
     elsewhere there is a gap of two renames (the old copy waits as ``.<name>.old-<8 hex>``)."""
+    import shutil
+    import uuid
     staged, target = Path(staged), Path(target).absolute()
     if not target.exists():
         staged.rename(target)
@@ -227,6 +233,7 @@ def write_folder(folder: str | os.PathLike, files: Mapping[str, bytes]) -> Path:
     Raises FileExistsError, before writing anything, if ``folder`` exists and holds anything
     but these files' names: it is replaced as a whole, so other files in it would be lost.
     """
+    import shutil
     folder = check_replaceable(folder, files)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staged = staging_folder(folder)
@@ -312,7 +319,7 @@ def _try_read(path: Path, read: Callable[[Path], T]) -> tuple[bool, T | None, Ba
         return True, read(path), None
     except FileNotFoundError:               # replaced or cleared between the check and the read
         return False, None, None
-    except UNREADABLE as err:
+    except unreadable() as err:
         return False, None, err
 
 
@@ -323,7 +330,7 @@ def read_or_rebuild(path: str | os.PathLike, read: Callable[[Path], T], build: C
 
     At most one ``CacheWarning`` per call: when the file was unreadable (it is rebuilt and
     replaced) or when the folder cannot be written (the value is built in memory). ``read``
-    must raise one of ``UNREADABLE`` for a damaged file. ``what`` (plural) names the value in
+    must raise one of ``unreadable()`` for a damaged file. ``what`` (plural) names the value in
     messages, e.g. "METEOR's resources". ``on_written(path)``, if given, runs once this call
     has written ``path`` (e.g. to delete the files it supersedes); it must not raise.
     """

@@ -294,11 +294,15 @@ def _regroup(flat: list, refs: list[list[str]]) -> list[list]:
 
 
 def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool = False,
-            ids: tuple[str, ...] | None = None, checked: bool = False) -> CaptionBatch:
+            ids: tuple[str, ...] | None = None, checked: bool = False,
+            token_cache: bool = True) -> CaptionBatch:
     """Validate, align and tokenise once. A ``CaptionBatch`` passes through unchanged.
 
     ``checked=True``: ``candidates`` and ``references`` are aligned lists that ``align`` already
-    accepted (with ``ids``), so they are not checked again.
+    accepted (with ``ids``), so they are not checked again. ``token_cache``: read the PTB tokens
+    of a reference stream tokenised before from capkit's cache folder, and save new ones there
+    (``capkit.metrics.token_cache``; streams of 1,000 captions or more; the same tokens either
+    way). False, or ``CAPKIT_TOKEN_CACHE=0`` in the environment: always tokenise.
     """
     if isinstance(candidates, CaptionBatch):
         if references is not None:
@@ -314,7 +318,12 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
         raise ValueError("no candidates: give at least one caption to score")
     # two streams, like pycocoevalcap's two tokenizer runs (results, then ground truth)
     cand_text = tokenized_text(cands, tokenizer)
-    ref_text = tokenized_text([r for rs in refs for r in rs], tokenizer)
+    flat_refs = [r for rs in refs for r in rs]
+    if tokenizer == "ptb" and token_cache:
+        from capkit.metrics.token_cache import ptb_tokens
+        ref_text = ptb_tokens(flat_refs)
+    else:
+        ref_text = tokenized_text(flat_refs, tokenizer)
     texts = cand_text + ref_text
     splits_apart = _splits_apart(texts)
     flat, lengths = (None, None) if splits_apart else _tokens_of(texts)

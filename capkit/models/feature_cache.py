@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from capkit.cache_files import (CACHE_ENV, UNREADABLE, cache_dir, file_lock, open_npz,
+from capkit.cache_files import (CACHE_ENV, cache_dir, file_lock, open_npz, unreadable,
                                 unreadable_message, unwritable_message, warn, write_atomic)
 
 __all__ = ["CACHE_ENV", "FeatureCache", "cache_dir", "checksum", "model_revision",
@@ -275,7 +275,7 @@ def _lookup(folder: Path, key_text: str, wanted: set[str]):
                 _read_pack(path, key_text, wanted, found)
             except FileNotFoundError:
                 vanished = True
-            except UNREADABLE as err:
+            except unreadable() as err:
                 try:
                     damaged.append((path, _identity(path), err))
                 except FileNotFoundError:
@@ -316,7 +316,7 @@ def _merge_small_packs(folder: Path, key_text: str) -> None:
             with open_npz(path) as npz:
                 keys = set(npz[_KEYS].tolist())
             _read_pack(path, key_text, keys, items)
-        except UNREADABLE:              # left for the next lookup, which reports it
+        except unreadable():              # left for the next lookup, which reports it
             continue
         merged_from.append(path)
     merged = _write_pack(folder, key_text, items) if items else None
