@@ -55,6 +55,37 @@ def no_network(monkeypatch):
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
 
 
+_HOLD_LOCK = """
+import sys
+from capkit.cache_files import file_lock
+with file_lock(sys.argv[1]):
+    print("locked", flush=True)
+    sys.stdin.read()
+"""
+
+
+@pytest.fixture
+def hold_lock():
+    """``with hold_lock(path): ...``: another process holds capkit's cache lock of ``path``
+    (``cache_files.file_lock``) until the block ends. A process of its own: a lock taken in
+    this one could be re-entered here."""
+    import contextlib
+    import subprocess
+    import sys
+
+    @contextlib.contextmanager
+    def hold(path):
+        holder = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, str(path)], cwd=REPO,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline() == "locked\n"
+            yield
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=60)
+    return hold
+
+
 @pytest.fixture
 def read_only(monkeypatch):
     """``read_only(folder)`` makes ``folder`` read-only (created if missing) for the test.

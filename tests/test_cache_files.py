@@ -165,23 +165,15 @@ def test_processes_missing_at_once_build_once(tmp_path):
     assert log.read_text() == "built\n" and read_json(path) == {"answer": 42}
 
 
-def test_remove_unused_deletes_a_file_and_its_lock_unless_the_lock_is_held(tmp_path):
+def test_remove_unused_deletes_a_file_and_its_lock_unless_the_lock_is_held(tmp_path, hold_lock):
     from capkit.cache_files import remove_unused
     free, busy, alone = tmp_path / "free.npz", tmp_path / "busy.npz", tmp_path / "alone.npz"
     for path in (free, busy):
         path.write_bytes(b"old")
         lock_path(path).write_bytes(b"")
     lock_path(alone).write_bytes(b"")                     # a lock whose file is gone already
-    code = ("import sys; from capkit.cache_files import file_lock\n"
-            "with file_lock(sys.argv[1]):\n    print('locked', flush=True); sys.stdin.read()")
-    holder = subprocess.Popen([sys.executable, "-c", code, str(busy)], cwd=REPO,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline() == "locked\n"
+    with hold_lock(busy):
         assert [remove_unused(p) for p in (free, busy, alone)] == [True, False, True]
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=60)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["busy.npz", "busy.npz.lock"]
     assert remove_unused(busy) and list(tmp_path.iterdir()) == []
 

@@ -344,29 +344,14 @@ def test_this_formats_file_under_the_unnamed_name_is_read_not_rebuilt(mini_meteo
     assert not named.exists()
 
 
-_HOLD_LOCK = """
-import sys
-from capkit.cache_files import file_lock
-with file_lock(sys.argv[1]):
-    print("locked", flush=True)
-    sys.stdin.read()
-"""
-
-
-def test_a_stale_cache_file_another_process_is_building_is_kept(mini_meteor, tmp_path):
+def test_a_stale_cache_file_another_process_is_building_is_kept(mini_meteor, tmp_path,
+                                                                hold_lock):
     from capkit.metrics.meteor import resources as R
     folder = tmp_path / "cache" / "meteor"
     stale, kept = _other_cache_files(folder)
     busy = folder / stale[0]
-    holder = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, str(busy)],
-                              cwd=Path(__file__).resolve().parents[1], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline() == "locked\n"
+    with hold_lock(busy):
         resources, caught = _load_recording_warnings(mini_meteor)
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=60)
     assert resources.synsets("cat") == {3} and caught == []
     path = R._cache_path(*R.meteor_files(mini_meteor))
     assert sorted(p.name for p in folder.iterdir()) == sorted(

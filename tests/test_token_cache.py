@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 import warnings
 
+import numpy as np
 import pytest
 
 from capkit.cache_files import CacheWarning
 from capkit.metrics import token_cache
 from capkit.metrics.inputs import prepare
+from capkit.metrics.ngrams import encode_flat
 from capkit.text import ptb_tokenize
 
 
@@ -40,19 +42,68 @@ def _files(cache):
     return sorted(cache.glob("ptb-*.txt"))
 
 
+def _tokens(stream):
+    """The stream's tokens as ``prepare`` gets them: read from the cache, or made and saved."""
+    entry = token_cache.lookup(stream)
+    if entry is not None and entry.text is not None:
+        return entry.text
+    text = ptb_tokenize(stream)
+    if entry is not None:
+        entry.save(text, None)
+    return text
+
+
 def _no_tokenizing(monkeypatch):
-    def refuse(captions):
+    def refuse(*args, **kwargs):
         raise AssertionError("tokenised again: the cache was not read")
-    monkeypatch.setattr(token_cache, "_tokenize", refuse)
+    import capkit.metrics.inputs as inputs
+    import capkit.metrics.ngrams as ngrams
+    import capkit.text as text
+    monkeypatch.setattr(text, "ptb_tokenize", refuse)
+    monkeypatch.setattr(inputs, "encode_flat", refuse)
+    monkeypatch.setattr(ngrams, "encode_flat", refuse)
 
 
-def test_tokens_are_the_tokenizers_and_a_second_run_reads_them(cache, karpathy, monkeypatch):
-    stream = _stream(karpathy[1])
-    expected = ptb_tokenize(stream)
-    assert token_cache.ptb_tokens(stream) == expected          # written
-    assert len(_files(cache)) == 1
+def test_a_second_run_reads_the_tokens_and_ids(cache, karpathy, monkeypatch):
+    cands, refs = karpathy
+    stream = _stream(refs)
+    off = prepare(cands, refs, token_cache=False)
+    prepare(cands, refs)                                        # written
+    path, = _files(cache)
+    entry = token_cache.lookup(stream)
+    assert entry.path == path and entry.text == ptb_tokenize(stream)
+    alone = encode_flat([t for line in entry.text for t in line.split()],
+                        np.array([len(line.split()) for line in entry.text]))
+    assert entry.encoding.vocab == alone.vocab                  # as if encoded alone
+    assert (entry.encoding.ids == alone.tokens).all()
+    assert (entry.encoding.lengths == alone.lengths).all()
+    # the candidates' tokens are still made (the cache holds references only)
+    from capkit.metrics.inputs import tokenized_text
+    cand_text = tokenized_text(list(cands.values()), "ptb")
     _no_tokenizing(monkeypatch)
-    assert token_cache.ptb_tokens(stream) == expected          # read back
+    monkeypatch.setattr("capkit.metrics.inputs.tokenized_text",
+                        lambda texts, tokenizer, memo=None: cand_text)
+    cached = prepare(cands, refs)                               # read back
+    assert cached.candidates == off.candidates and cached.references == off.references
+    for field in ("tokens", "lengths", "starts"):
+        assert (getattr(cached.encoded(), field) == getattr(off.encoded(), field)).all()
+    assert cached.encoded().vocab == off.encoded().vocab
+
+
+def test_join_encoding_numbers_words_as_encode_flat():
+    cand = [["a", "dog"], ["the", "cat", "a"]]
+    ref = [["a", "big", "cat"], ["zebra", "dog"], []]
+    ref_flat = [t for r in ref for t in r]
+    alone = encode_flat(ref_flat, np.array([len(r) for r in ref]))
+    stream = token_cache.StreamEncoding(alone.vocab, alone.tokens, alone.lengths)
+    cand_flat = [t for c in cand for t in c]
+    joined = token_cache.join_encoding(cand_flat, np.array([len(c) for c in cand]), stream)
+    whole = encode_flat(cand_flat + ref_flat, np.array([len(x) for x in cand + ref]))
+    assert joined.vocab == whole.vocab == ["a", "dog", "the", "cat", "big", "zebra"]
+    for field in ("tokens", "lengths", "starts"):
+        assert (getattr(joined, field) == getattr(whole, field)).all()
+    again = token_cache.stream_encoding(whole, len(cand))
+    assert again.vocab == alone.vocab and (again.ids == alone.tokens).all()
 
 
 def test_prepare_gives_the_same_batch_with_and_without_the_cache(cache, karpathy):
@@ -91,7 +142,7 @@ def test_another_order_or_split_is_another_file(cache, monkeypatch):
     assert token_cache.stream_key(a) != token_cache.stream_key(b)
     assert token_cache.stream_key(a) != token_cache.stream_key(a[::-1])
     for stream in (a, b, a[::-1]):
-        assert token_cache.ptb_tokens(stream) == ptb_tokenize(stream)
+        assert _tokens(stream) == ptb_tokenize(stream)
     assert len(_files(cache)) == 3
 
 
@@ -100,8 +151,8 @@ def test_the_stream_context_is_kept(cache, monkeypatch):
     lower-case line only; the cached tokens are the stream's, not each caption's alone."""
     monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 2)
     for stream in (["a man with a t.", "A man runs"], ["a man with a t.", "a man runs"]):
-        assert token_cache.ptb_tokens(stream) == ptb_tokenize(stream)
-        assert token_cache.ptb_tokens(stream) == ptb_tokenize(stream)   # read back
+        assert _tokens(stream) == ptb_tokenize(stream)
+        assert _tokens(stream) == ptb_tokenize(stream)   # read back
     assert len(_files(cache)) == 2
 
 
@@ -116,33 +167,70 @@ def test_an_edited_tokenizer_is_another_key(cache, monkeypatch):
         token_cache.tokenizer_key.cache_clear()
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "count", "format", "empty"])
-def test_a_damaged_file_is_rebuilt_with_a_warning(cache, monkeypatch, damage):
+def _bad_ids(path, stream):
+    """A file whose digest is right but whose ids point past its vocabulary."""
+    text = ptb_tokenize(stream)
+    flat = " ".join(text).split()
+    bad = token_cache.StreamEncoding(["a"], np.full(len(flat), 5), np.array([len(t.split())
+                                                                          for t in text]))
+    with open(path, "wb") as f:
+        token_cache.write(f, text, bad)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "count", "format", "empty", "ids"])
+def test_a_damaged_file_is_replaced_with_a_warning(cache, monkeypatch, damage):
+    """Through ``prepare``, as a run meets it: the warning names the file, the scores' tokens
+    are the tokenizer's, and the file is written again whole (ids included)."""
     monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 2)
-    stream = ["A man rides a horse.", "Two dogs play.", "A cat sleeps on a mat."]
-    expected = token_cache.ptb_tokens(stream)
+    cands = ["A horse.", "Dogs.", "A cat."]
+    refs = [["A man rides a horse."], ["Two dogs play."], ["A cat sleeps on a mat."]]
+    stream = _stream(dict(enumerate(refs)))
+    expected = prepare(cands, refs, token_cache=False)
+    prepare(cands, refs)
     path, = _files(cache)
     data = path.read_bytes()
+    header = data.split(b"\n")[0]
     damaged = {"truncate": data[:-5], "flip": data[:-3] + b"X" + data[-2:],
-               "count": data.replace(b" 3 ", b" 2 ", 1), "format": data.replace(b" 1 ", b" 9 ", 1),
-               "empty": b""}[damage]
-    assert damaged != data
+               "count": data.replace(b"tokens 2 3 ", b"tokens 2 2 ", 1),
+               "format": data.replace(b"tokens 2 ", b"tokens 9 ", 1),
+               "empty": b"", "ids": None}[damage]
+    if damaged is None:
+        damaged = _bad_ids(path, stream)
+    assert damaged != data and header.startswith(b"capkit-ptb-tokens 2 3 ")
     path.write_bytes(damaged)
-    with pytest.warns(CacheWarning, match="rebuilt tokenised references"):
-        assert token_cache.ptb_tokens(stream) == expected
-    assert path.read_bytes() == data                            # rewritten whole
+    with pytest.warns(CacheWarning, match="could not be read .* tokenising the references again"):
+        batch = prepare(cands, refs)
+    assert batch.references == expected.references
+    assert (batch.encoded().tokens == expected.encoded().tokens).all()
+    assert path.read_bytes() == data                            # written again whole
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert token_cache.ptb_tokens(stream) == expected       # and read without a warning
+        assert prepare(cands, refs).references == expected.references   # read, no warning
 
 
 def test_a_read_only_folder_costs_a_warning(cache, monkeypatch, read_only):
     monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 2)
     read_only(cache)
     stream = ["A man rides a horse.", "Two dogs play."]
-    with pytest.warns(CacheWarning, match="cannot write"):
-        assert token_cache.ptb_tokens(stream) == ptb_tokenize(stream)
+    with pytest.warns(CacheWarning, match="cannot write its cache"):
+        assert _tokens(stream) == ptb_tokenize(stream)
     assert not _files(cache)
+
+
+def test_a_stream_another_process_is_writing_is_left_to_it(cache, monkeypatch, hold_lock):
+    """Processes that miss at once do not wait for each other: one holding the lock writes, the
+    others tokenise, score and go (their result is the same), writing nothing."""
+    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 2)
+    cands, refs = ["A horse.", "Dogs."], [["A man rides a horse."], ["Two dogs play."]]
+    path = token_cache.lookup(["A man rides a horse.", "Two dogs play."]).path
+    with hold_lock(path), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        batch = prepare(cands, refs)
+    assert batch.references == [[["a", "man", "rides", "a", "horse"]], [["two", "dogs", "play"]]]
+    assert not _files(cache)
+    prepare(cands, refs)
+    assert _files(cache) == [path]
 
 
 def test_off_by_environment_or_argument_and_for_short_streams(cache, karpathy, monkeypatch):
@@ -163,9 +251,9 @@ def test_the_folder_is_bounded_least_recently_used_first(cache, monkeypatch):
     monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 1)
     streams = [[f"caption number {i}"] for i in range(6)]
     for i, stream in enumerate(streams):
-        token_cache.ptb_tokens(stream)
+        _tokens(stream)
         os.utime(_newest(cache), (1_000 + i, 1_000 + i))          # written in this order
-    token_cache.ptb_tokens(streams[0])                          # read: now the most recent
+    _tokens(streams[0])                          # read: now the most recent
     paths = {i: cache / f"ptb-{token_cache.stream_key(s)}.txt" for i, s in enumerate(streams)}
     deleted = token_cache.prune(paths[5], max_files=3)
     assert set(deleted) == {paths[1], paths[2], paths[3]}

@@ -87,7 +87,31 @@ class CaptionBatch:
         return self.cache[key][1]
 
 
-class _DecodedSegments(Sequence):
+class _Lazy(Sequence):
+    """A sequence whose items are made on access (``_item``): slices give lists, and it equals
+    any sequence (not a string) with equal items, as the list it stands for would."""
+
+    def _item(self, i: int):
+        raise NotImplementedError
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return self._item(i % len(self))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, (str, bytes)) \
+            and len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None                                     # mutable-list semantics: unhashable
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+class _DecodedSegments(_Lazy):
     """Token lists of some segments of an ``Encoded``, decoded on access."""
 
     def __init__(self, encoded: Encoded, segments: np.ndarray):
@@ -96,14 +120,12 @@ class _DecodedSegments(Sequence):
     def __len__(self) -> int:
         return len(self.segments)
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _item(self, i: int):
         enc, s = self.encoded, self.segments[i]
         return [enc.vocab[t] for t in enc.tokens[enc.starts[s]:enc.starts[s] + enc.lengths[s]]]
 
 
-class _DecodedReferences(Sequence):
+class _DecodedReferences(_Lazy):
     """Per candidate, the token lists of its references in an ``Encoded``, decoded on access."""
 
     def __init__(self, encoded: Encoded, first: np.ndarray):
@@ -112,13 +134,23 @@ class _DecodedReferences(Sequence):
     def __len__(self) -> int:
         return len(self.first) - 1
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if not -len(self) <= i < len(self):
-            raise IndexError(i)
-        i %= len(self)
+    def _item(self, i: int):
         return list(_DecodedSegments(self.encoded, np.arange(self.first[i], self.first[i + 1])))
+
+
+class _SplitReferences(_Lazy):
+    """Per candidate, the token lists of its references, split from their tokenised texts on
+    access: references whose ids came from ``token_cache``, which BLEU, ROUGE-L and CIDEr-D
+    never read as strings (making 280,000 token strings is ~0.05 s of a COCO system)."""
+
+    def __init__(self, texts: list[str], first: list[int]):
+        self.texts, self.first = texts, first              # (N + 1,) offsets into texts
+
+    def __len__(self) -> int:
+        return len(self.first) - 1
+
+    def _item(self, i: int):
+        return [t.split() for t in self.texts[self.first[i]:self.first[i + 1]]]
 
 
 def _check_caption(text: object, where: str, allow_empty: bool = False) -> str:
@@ -319,27 +351,40 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
     # two streams, like pycocoevalcap's two tokenizer runs (results, then ground truth)
     cand_text = tokenized_text(cands, tokenizer)
     flat_refs = [r for rs in refs for r in rs]
+    cached = None                   # the references' entry in metrics.token_cache
     if tokenizer == "ptb" and token_cache:
-        from capkit.metrics.token_cache import ptb_tokens
-        ref_text = ptb_tokens(flat_refs)
-    else:
-        ref_text = tokenized_text(flat_refs, tokenizer)
+        from capkit.metrics import token_cache as tokens_on_disk
+        cached = tokens_on_disk.lookup(flat_refs)
+    found = cached is not None and cached.text is not None
+    ref_text = cached.text if found else tokenized_text(flat_refs, tokenizer)
     texts = cand_text + ref_text
     splits_apart = _splits_apart(texts)
-    flat, lengths = (None, None) if splits_apart else _tokens_of(texts)
-    if flat is None:
+    encoded, cand_toks, ref_toks = None, None, None
+    if found and cached.encoding is not None and not splits_apart:
+        cand_flat, cand_lengths = _tokens_of(cand_text)
+        if cand_flat is not None:   # only the candidates' words are looked up
+            encoded = tokens_on_disk.join_encoding(cand_flat, cand_lengths, cached.encoding)
+            cand_toks = _segments(cand_flat, cand_lengths)
+            ref_toks = _SplitReferences(ref_text, [0, *itertools.accumulate(map(len, refs))])
+    if encoded is None and not splits_apart:
+        flat, lengths = _tokens_of(texts)
+        if flat is not None:        # slices of one list: the token strings are made once
+            encoded = encode_flat(flat, lengths)
+            segments = _segments(flat, lengths)
+            cand_toks, ref_toks = segments[:len(cands)], _regroup(segments[len(cands):], refs)
+    if cand_toks is None:
         cand_toks = [t.split() for t in cand_text]
         ref_toks = _regroup([t.split() for t in ref_text], refs)
-    else:                           # slices of one list: the token strings are made once
-        bounds = np.cumsum(lengths).tolist()
-        segments = [flat[a:b] for a, b in zip([0] + bounds, bounds)]
-        cand_toks, ref_toks = segments[:len(cands)], _regroup(segments[len(cands):], refs)
+    if cached is not None and not found:      # the first run on these references: save them
+        cached.save(ref_text, None if encoded is None else
+                    tokens_on_disk.stream_encoding(encoded, len(cands)))
     # empty ones were reported by align; here the ones that tokenise to nothing ("...")
     no_tokens([ids[i] if ids else str(i) for i, t in enumerate(cand_toks)
                if not t and cands[i].strip()], tokenizer, strict)
     batch = CaptionBatch(cand_toks, ref_toks, ids, tokenizer)
-    if flat is not None:
-        batch.cache["encoded"] = encode_flat(flat, lengths)
+    batch.cache["n_refs"] = np.fromiter(map(len, refs), dtype=np.int64, count=len(refs))
+    if encoded is not None:
+        batch.cache["encoded"] = encoded
     if splits_apart:
         # the PTB tokenizer keeps a no-break space inside "5 1/2" and phone numbers; BLEU and
         # CIDEr-D split it apart (str.split()), pycocoevalcap's ROUGE-L does not (split(" "))
@@ -347,6 +392,12 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
             [t.split(" ") for t in cand_text], _regroup([t.split(" ") for t in ref_text], refs),
             ids, tokenizer)
     return batch
+
+
+def _segments(flat: list[str], lengths: np.ndarray) -> list[list[str]]:
+    """``flat`` cut into consecutive lists of ``lengths`` tokens."""
+    bounds = np.cumsum(lengths).tolist()
+    return [flat[a:b] for a, b in zip([0] + bounds, bounds)]
 
 
 def no_tokens(names: list[str], tokenizer: str, strict: bool) -> None:

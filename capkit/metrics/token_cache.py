@@ -1,29 +1,35 @@
 """PTB tokens of a reference stream, kept on disk between runs.
 
 Scoring one model after another (or each checkpoint of one) against the same references lexes
-the same captions every time: the 25,010 references of the COCO Karpathy test split take ~0.1 s,
-a fifth of a whole `capkit score` of BLEU-4 + ROUGE-L + CIDEr-D (docs/speed.md). ``prepare``
-therefore keeps the PTB tokens of every reference stream of at least ``MIN_CAPTIONS`` captions
-in capkit's cache folder (``$CAPKIT_CACHE_DIR/tokens``, else ``~/.cache/capkit/tokens``) and the
-next run with the same stream reads them back (~0.01 s). The tokens are the tokenizer's own
-output, so scores and signatures are the same with or without the cache.
+and encodes the same captions every time: for the 25,010 references of the COCO Karpathy test
+split that is ~0.15 s of a ~0.6 s `capkit score` of BLEU-4 + ROUGE-L + CIDEr-D (docs/speed.md).
+``inputs.prepare`` therefore keeps, for every reference stream of at least ``MIN_CAPTIONS``
+captions, its PTB tokens and their ids in capkit's cache folder (``$CAPKIT_CACHE_DIR/tokens``,
+else ``~/.cache/capkit/tokens``), and the next run with the same stream reads them back and
+looks up only the candidates' words (``join_encoding``). Tokens and ids are exactly what
+tokenising and encoding give (the ids as ``ngrams.encode_flat`` numbers them), so scores and
+signatures are the same with or without the cache.
 
 * **Key**: BLAKE2b of the stream (every caption, in order, and each one's length: two streams
   that join to the same text still differ), of the tokenizer's source files (``capkit/text/``
-  ``ptb.py``, ``ptb_lexer.py``, ``ptb_rules.py``), of Python's Unicode tables and of the file
-  format: another stream, another order (the PTB tokenizer reads the stream as one text), an
-  edited tokenizer or another Python gives another file.
-* **File**: ``tokens/ptb-<32 hex>.txt``, UTF-8: a header line ``capkit-ptb-tokens <FORMAT>
-  <captions> <BLAKE2b of the rest>``, then one tokenised caption per line (tokens never hold a
-  line break). A file whose header, count or digest is wrong is rebuilt with one
-  ``CacheWarning``; writes are atomic and guarded by a lock, and a cache folder that cannot be
-  written means tokenising in memory, with one warning (``capkit.cache_files``).
+  ``ptb.py``, ``ptb_lexer.py``, ``ptb_rules.py``), of Python's Unicode tables and version and of
+  the file format: another stream, another order (the PTB tokenizer reads the stream as one
+  text), an edited tokenizer or another Python gives another file.
+* **File**: ``tokens/ptb-<32 hex>.txt``: a header line ``capkit-ptb-tokens <FORMAT> <captions>
+  <text bytes> <words> <tokens> <BLAKE2b of the rest>``, the tokenised captions one a line
+  (UTF-8; tokens never hold a line break), then, unless ``<words>`` is -1 (tokens that are not
+  single-spaced), the vocabulary one word a line and the ids and lengths as little-endian int32.
+  A file whose header, count, digest or ids are wrong is reported with one ``CacheWarning`` and
+  replaced. Writes are atomic (``cache_files.write_atomic``) under the file's lock, taken without
+  waiting: processes that miss at once each tokenise (waiting would cost more), one writes, and
+  a reader (no lock) sees one whole file. A folder that cannot be written costs one warning; the
+  tokens are then made in memory at every run.
 * **Bounded**: a read marks its file as used (its modification time); once a new file is
   written, the least recently used ones beyond ``MAX_FILES`` files or ``MAX_BYTES`` in all are
-  deleted (but one another process is writing).
+  deleted (but one another process holds the lock of).
 * **Off**: ``CAPKIT_TOKEN_CACHE=0`` in the environment, or ``prepare(..., token_cache=False)``.
-  The candidates are never cached (each system's are new), nor streams tokenised block by block
-  (``Scorer(chunk_size=...)``), nor the ``split`` tokenizer (nothing to save).
+  Candidates are never cached (each system's are new), nor streams tokenised block by block
+  (``Scorer(chunk_size=...)``, over 50,000 candidates), nor the ``split`` tokenizer's.
 """
 from __future__ import annotations
 
@@ -32,9 +38,12 @@ import hashlib
 import os
 import sys
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
-FORMAT = 1
+import numpy as np
+
+FORMAT = 2
 MIN_CAPTIONS = 1_000          # below this, tokenising costs about what a file read does
 MAX_FILES = 64
 MAX_BYTES = 512 * 2**20
@@ -43,34 +52,106 @@ _MAGIC = b"capkit-ptb-tokens"
 _SOURCES = ("ptb.py", "ptb_lexer.py", "ptb_rules.py")
 
 
+@dataclass(frozen=True)
+class StreamEncoding:
+    """A stream's tokens as ids: ``vocab`` in order of first appearance, ``ids`` (T,) and
+    ``lengths`` (S,) as ``ngrams.encode_flat`` would make them for the stream alone."""
+    vocab: list[str]
+    ids: np.ndarray
+    lengths: np.ndarray
+
+
+@dataclass
+class CachedStream:
+    """One reference stream's entry: where it is kept, and what was found there (``text``
+    None: not yet, or a damaged file; ``encoding`` None also when the stream's tokens are not
+    single-spaced, as ``inputs._tokens_of`` needs)."""
+    path: Path
+    text: list[str] | None = None
+    encoding: StreamEncoding | None = None
+
+    def save(self, text: list[str], encoding: StreamEncoding | None) -> None:
+        """Write the stream's tokens (and ids) atomically, under the file's lock; if another
+        process holds it, it is writing these very bytes and this one leaves it be. Never
+        raises: a folder that cannot be written costs one ``CacheWarning``."""
+        from filelock import Timeout
+
+        from capkit.cache_files import file_lock, unwritable_message, warn, write_atomic
+        try:
+            lock = file_lock(self.path, timeout=0)
+            lock.acquire()
+        except Timeout:
+            return
+        except OSError as err:         # a read-only folder
+            warn(unwritable_message(self.path.parent, err, "tokenised references"))
+            return
+        try:
+            write_atomic(self.path, lambda f: write(f, text, encoding))
+        except ValueError:             # a token with a line break: nothing to save
+            return
+        except OSError as err:
+            warn(unwritable_message(self.path.parent, err, "tokenised references"))
+            return
+        finally:
+            lock.release()
+        prune(self.path)
+
+
 def enabled() -> bool:
     """False when ``$CAPKIT_TOKEN_CACHE`` is 0, off, false or no."""
     return os.environ.get(ENV, "").strip().lower() not in {"0", "off", "false", "no"}
 
 
-def ptb_tokens(captions: list[str]) -> list[str]:
-    """``ptb_tokenize(captions)`` (one stream), read from the cache when this stream was
-    tokenised before; saved there otherwise. Streams shorter than ``MIN_CAPTIONS`` are
-    tokenised directly, as is every stream when the cache is off or its key unknown."""
+def lookup(captions: list[str]) -> CachedStream | None:
+    """The entry of the stream ``captions`` (None: shorter than ``MIN_CAPTIONS``, cache off,
+    or the tokenizer's sources unreadable), with its tokens when a run saved them before. A
+    damaged file is reported (one ``CacheWarning``) and read as missing: ``save`` replaces it."""
     key = stream_key(captions) if len(captions) >= MIN_CAPTIONS and enabled() else None
     if key is None:
-        return _tokenize(captions)
-    path = folder() / f"ptb-{key}.txt"
-    try:                               # the common case, without the lock machinery's imports
-        tokens = read(path, len(captions))
-    except (OSError, ValueError):      # missing or damaged: read_or_rebuild sees it again
-        pass
-    else:
-        _mark_used(path)
-        return tokens
-    from capkit.cache_files import read_or_rebuild
-    return read_or_rebuild(path, lambda p: read(p, len(captions)), lambda: _tokenize(captions),
-                           write, what="tokenised references", on_written=prune)
+        return None
+    entry = CachedStream(folder() / f"ptb-{key}.txt")
+    try:
+        entry.text, entry.encoding = read(entry.path, len(captions))
+    except FileNotFoundError:
+        return entry
+    except (OSError, ValueError) as err:
+        from capkit.cache_files import unreadable_message, warn
+        warn(unreadable_message(entry.path, err, "tokenising the references again, and "
+                                "replacing it"))
+        return entry
+    _mark_used(entry.path)
+    return entry
 
 
-def _tokenize(captions: list[str]) -> list[str]:
-    from capkit.text import ptb_tokenize
-    return ptb_tokenize(captions)
+def stream_encoding(encoded, start: int) -> StreamEncoding:
+    """The ids of the segments from ``start`` on of ``encoded`` (an ``ngrams.Encoded`` of
+    candidates, then the stream) renumbered as if the stream had been encoded alone."""
+    lengths = encoded.lengths[start:]
+    first_token = int(encoded.lengths[:start].sum())
+    joint = encoded.tokens[first_token:]
+    used, first = np.unique(joint, return_index=True)
+    used = used[np.argsort(first)]                        # in order of first appearance
+    renumber = np.zeros(len(encoded.vocab), dtype=np.int64)
+    renumber[used] = np.arange(len(used))
+    return StreamEncoding([encoded.vocab[i] for i in used.tolist()], renumber[joint],
+                          np.array(lengths, dtype=np.int64))
+
+
+def join_encoding(cand_flat: list[str], cand_lengths: np.ndarray, stream: StreamEncoding):
+    """``ngrams.encode_flat(cand_flat + stream's tokens, ...)`` without reading the stream's
+    tokens: candidates' words first, in order of first appearance, then the stream's new words
+    in its own order of first appearance (which is the joint order of first appearance)."""
+    from capkit.metrics.ngrams import Encoded
+    words = list(dict.fromkeys(cand_flat))
+    vocab = dict(zip(words, range(len(words))))
+    cand_ids = np.fromiter(map(vocab.__getitem__, cand_flat), dtype=np.int64,
+                           count=len(cand_flat))
+    # len(vocab) is read before setdefault adds a new word: the next id
+    renumber = np.array([vocab.setdefault(w, len(vocab)) for w in stream.vocab], dtype=np.int64)
+    tokens = np.concatenate([cand_ids, renumber[stream.ids]])
+    lengths = np.concatenate([cand_lengths, stream.lengths])
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    return Encoded(tokens, lengths, starts, list(vocab))
 
 
 def folder() -> Path:
@@ -95,7 +176,6 @@ def tokenizer_key() -> bytes | None:
 
 def stream_key(captions: list[str]) -> str | None:
     """32 hex digits naming the stream's tokens (None: the tokenizer's sources are unreadable)."""
-    import numpy as np
     source = tokenizer_key()
     if source is None:
         return None
@@ -105,33 +185,53 @@ def stream_key(captions: list[str]) -> str | None:
     return digest.hexdigest()
 
 
-def read(path: Path, count: int) -> list[str]:
-    """The ``count`` tokenised captions in ``path``; ValueError if it is not a whole cache file
-    of this format holding that many (FileNotFoundError if there is none)."""
+def read(path: Path, count: int) -> tuple[list[str], StreamEncoding | None]:
+    """The ``count`` tokenised captions in ``path`` and their encoding (if saved); ValueError if
+    it is not a whole cache file of this format holding that many (FileNotFoundError: none)."""
     with open(path, "rb") as f:
         data = f.read()
     header, _, body = data.partition(b"\n")
     parts = header.split(b" ")
-    if len(parts) != 4 or parts[0] != _MAGIC or parts[1] != str(FORMAT).encode():
+    if len(parts) != 7 or parts[0] != _MAGIC or parts[1] != str(FORMAT).encode():
         raise ValueError("not a tokens file of this format")
     if parts[2] != str(count).encode():
         raise ValueError(f"it holds {parts[2].decode(errors='replace')} captions, not {count}")
-    if hashlib.blake2b(body, digest_size=16).hexdigest().encode() != parts[3]:
+    if hashlib.blake2b(body, digest_size=16).hexdigest().encode() != parts[6]:
         raise ValueError("its content does not match its digest")
-    tokens = body.decode("utf-8").split("\n")
-    if len(tokens) != count:
-        raise ValueError(f"it holds {len(tokens)} lines, not {count}")
-    return tokens
+    text_size, n_vocab, n_tokens = map(int, parts[3:6])
+    text = body[:text_size].decode("utf-8").split("\n")
+    if len(text) != count:
+        raise ValueError(f"it holds {len(text)} lines, not {count}")
+    if n_vocab < 0:
+        return text, None
+    vocab_size = len(body) - text_size - 4 * (n_tokens + count)
+    vocab = body[text_size:text_size + vocab_size].decode("utf-8").split("\n") if n_vocab else []
+    ids = np.frombuffer(body, "<i4", n_tokens, text_size + vocab_size).astype(np.int64)
+    lengths = np.frombuffer(body, "<i4", count, text_size + vocab_size + 4 * n_tokens)
+    if len(vocab) != n_vocab or int(lengths.sum()) != n_tokens or \
+            (n_tokens and not 0 <= ids.min() <= ids.max() < n_vocab):
+        raise ValueError("its token ids do not match its vocabulary")
+    return text, StreamEncoding(vocab, ids, lengths.astype(np.int64))
 
 
-def write(file, tokens: list[str]) -> None:
-    """Save ``tokens`` in the format ``read`` reads; ValueError if one holds a line break."""
-    body = "\n".join(tokens).encode("utf-8")
-    if body.count(b"\n") != len(tokens) - 1:
+def write(file, text: list[str], encoding: StreamEncoding | None) -> None:
+    """Save ``text`` (and ``encoding``) in the format ``read`` reads: a header line, then the
+    captions' tokens one caption a line, the vocabulary one word a line, the ids and lengths as
+    little-endian int32. ValueError if a caption's tokens hold a line break."""
+    body = "\n".join(text).encode("utf-8")
+    if body.count(b"\n") != len(text) - 1:
         raise ValueError("a tokenised caption holds a line break")
-    digest = hashlib.blake2b(body, digest_size=16).hexdigest()
-    file.write(b"%s %d %d %s\n" % (_MAGIC, FORMAT, len(tokens), digest.encode()))
-    file.write(body)
+    parts = [body]
+    n_vocab, n_tokens = -1, 0
+    if encoding is not None:
+        n_vocab, n_tokens = len(encoding.vocab), len(encoding.ids)
+        parts += ["\n".join(encoding.vocab).encode("utf-8"),
+                  encoding.ids.astype("<i4").tobytes(), encoding.lengths.astype("<i4").tobytes()]
+    data = b"".join(parts)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    file.write(b"%s %d %d %d %d %d %s\n" % (_MAGIC, FORMAT, len(text), len(body), n_vocab,
+                                            n_tokens, digest.encode()))
+    file.write(data)
 
 
 def _mark_used(path: Path) -> None:
