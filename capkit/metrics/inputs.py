@@ -359,7 +359,7 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
     ref_text = cached.text if found else tokenized_text(flat_refs, tokenizer)
     texts = cand_text + ref_text
     splits_apart = _splits_apart(texts)
-    encoded, cand_toks, ref_toks = None, None, None
+    flat, encoded, cand_toks, ref_toks = None, None, None, None
     if found and cached.encoding is not None and not splits_apart:
         cand_flat, cand_lengths = _tokens_of(cand_text)
         if cand_flat is not None:   # only the candidates' words are looked up
@@ -377,7 +377,7 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
         ref_toks = _regroup([t.split() for t in ref_text], refs)
     if cached is not None and not found:      # the first run on these references: save them
         cached.save(ref_text, None if encoded is None else
-                    tokens_on_disk.stream_encoding(encoded, len(cands)))
+                    tokens_on_disk.stream_encoding(encoded, flat, len(cands)))
     # empty ones were reported by align; here the ones that tokenise to nothing ("...")
     no_tokens([ids[i] if ids else str(i) for i, t in enumerate(cand_toks)
                if not t and cands[i].strip()], tokenizer, strict)

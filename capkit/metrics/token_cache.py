@@ -20,13 +20,12 @@ signatures are the same with or without the cache.
   (UTF-8; tokens never hold a line break), then, unless ``<words>`` is -1 (tokens that are not
   single-spaced), the vocabulary one word a line and the ids and lengths as little-endian int32.
   A file whose header, count, digest or ids are wrong is reported with one ``CacheWarning`` and
-  replaced. Writes are atomic (``cache_files.write_atomic``) under the file's lock, taken without
-  waiting: processes that miss at once each tokenise (waiting would cost more), one writes, and
-  a reader (no lock) sees one whole file. A folder that cannot be written costs one warning; the
-  tokens are then made in memory at every run.
+  replaced. Writes are atomic (``cache_files.write_atomic``) and take no lock: every writer of
+  a file writes the same bytes (``CachedStream.save``), and a reader sees one whole file. A
+  folder that cannot be written costs one warning; the tokens are then made in memory.
 * **Bounded**: a read marks its file as used (its modification time); once a new file is
   written, the least recently used ones beyond ``MAX_FILES`` files or ``MAX_BYTES`` in all are
-  deleted (but one another process holds the lock of).
+  deleted.
 * **Off**: ``CAPKIT_TOKEN_CACHE=0`` in the environment, or ``prepare(..., token_cache=False)``.
   Candidates are never cached (each system's are new), nor streams tokenised block by block
   (``Scorer(chunk_size=...)``, over 50,000 candidates), nor the ``split`` tokenizer's.
@@ -71,20 +70,14 @@ class CachedStream:
     encoding: StreamEncoding | None = None
 
     def save(self, text: list[str], encoding: StreamEncoding | None) -> None:
-        """Write the stream's tokens (and ids) atomically, under the file's lock; if another
-        process holds it, it is writing these very bytes and this one leaves it be. Never
-        raises: a folder that cannot be written costs one ``CacheWarning``."""
-        from filelock import Timeout
+        """Write the stream's tokens (and ids) atomically. Never raises: a folder that cannot
+        be written costs one ``CacheWarning``.
 
-        from capkit.cache_files import file_lock, unwritable_message, warn, write_atomic
-        try:
-            lock = file_lock(self.path, timeout=0)
-            lock.acquire()
-        except Timeout:
-            return
-        except OSError as err:         # a read-only folder
-            warn(unwritable_message(self.path.parent, err, "tokenised references"))
-            return
+        No lock: every process that writes this file writes the same bytes (the key names
+        them), so two that miss at once each tokenise (~0.1 s; waiting for the other would
+        cost as much) and the last rename wins; importing the lock library alone would add
+        ~0.03 s to every first run."""
+        from capkit.cache_files import unwritable_message, warn, write_atomic
         try:
             write_atomic(self.path, lambda f: write(f, text, encoding))
         except ValueError:             # a token with a line break: nothing to save
@@ -92,8 +85,6 @@ class CachedStream:
         except OSError as err:
             warn(unwritable_message(self.path.parent, err, "tokenised references"))
             return
-        finally:
-            lock.release()
         prune(self.path)
 
 
@@ -123,18 +114,17 @@ def lookup(captions: list[str]) -> CachedStream | None:
     return entry
 
 
-def stream_encoding(encoded, start: int) -> StreamEncoding:
-    """The ids of the segments from ``start`` on of ``encoded`` (an ``ngrams.Encoded`` of
-    candidates, then the stream) renumbered as if the stream had been encoded alone."""
-    lengths = encoded.lengths[start:]
+def stream_encoding(encoded, flat: list[str], start: int) -> StreamEncoding:
+    """The ids of the segments from ``start`` on of ``encoded`` (``ngrams.encode_flat`` of
+    candidates, then the stream; ``flat``: all their tokens) renumbered as if the stream had
+    been encoded alone: its words in its own order of first appearance."""
     first_token = int(encoded.lengths[:start].sum())
-    joint = encoded.tokens[first_token:]
-    used, first = np.unique(joint, return_index=True)
-    used = used[np.argsort(first)]                        # in order of first appearance
+    words = list(dict.fromkeys(flat[first_token:]))
+    joint = dict(zip(encoded.vocab, range(len(encoded.vocab))))
     renumber = np.zeros(len(encoded.vocab), dtype=np.int64)
-    renumber[used] = np.arange(len(used))
-    return StreamEncoding([encoded.vocab[i] for i in used.tolist()], renumber[joint],
-                          np.array(lengths, dtype=np.int64))
+    renumber[[joint[w] for w in words]] = np.arange(len(words))
+    return StreamEncoding(words, renumber[encoded.tokens[first_token:]],
+                          np.array(encoded.lengths[start:], dtype=np.int64))
 
 
 def join_encoding(cand_flat: list[str], cand_lengths: np.ndarray, stream: StreamEncoding):
@@ -243,9 +233,9 @@ def _mark_used(path: Path) -> None:
 
 def prune(written: Path, max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES) -> list[Path]:
     """Delete the least recently used tokens files beside ``written`` beyond ``max_files`` files
-    or ``max_bytes`` bytes in all; never ``written`` nor a file another process is writing.
-    Returns the files deleted. Never raises (a cache only saves time)."""
-    from capkit.cache_files import remove_unused
+    or ``max_bytes`` bytes in all; never ``written``. Returns the files deleted. Never raises
+    (a cache only saves time). A process reading a file as it goes reads on (POSIX), and one
+    that looks for it next tokenises again and writes it back."""
     try:
         files = []
         for p in written.parent.glob("ptb-*.txt"):
@@ -260,8 +250,8 @@ def prune(written: Path, max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES)
             kept_files, kept_bytes = kept_files + 1, kept_bytes + size
             continue
         try:
-            if remove_unused(p):
-                deleted.append(p)
+            p.unlink()
+            deleted.append(p)
         except OSError:
             pass
     return deleted
