@@ -8,7 +8,9 @@ notebooks, a test run beside a benchmark) never cost more than a recomputation:
   that is built or rewritten; the lock file lives next to what it guards, named
   ``<name>.lock``. It is never deleted (deleting a lock file while others wait on it would let
   two processes hold "the" lock at once) but with an outdated file it guards, which nothing
-  needs any more (``remove_unused``). A process that dies releases its lock with it.
+  needs any more (``remove_unused``). A process that dies releases its lock with it. (The
+  tokenised references of ``metrics.token_cache`` take none: every writer of one of its files
+  writes the same bytes, and taking the lock would cost more than the work it saves.)
 * **Atomic write**: a file is written under a temporary name in its own folder, flushed to disk
   (``fsync``) and moved into place with ``os.replace``, so a reader sees the old file or the new
   one, never half of one, even if the writer is killed. A folder that must be whole (a dataset,

@@ -17,7 +17,9 @@ def register(sub) -> None:
     p.add_argument("--references", required=True,
                    help="{id: [captions]} JSON or a COCO annotations file; references of ids "
                         "with no candidate are left out, as COCOEvalCap does ('-': standard "
-                        "input)")
+                        "input). Their PTB tokens (1,000 references or more) are kept in "
+                        "capkit's cache folder and read by the next run on the same references "
+                        "(CAPKIT_TOKEN_CACHE=0: off)")
     p.add_argument("--metrics", type=metric_list, default=list(suite("classic")),
                    help="comma-separated names, or module:function for your own metric")
     p.add_argument("--format", choices=["json", "csv", "table", "markdown"], default="table")
