@@ -156,15 +156,22 @@ def test_the_stream_context_is_kept(cache, monkeypatch):
     assert len(_files(cache)) == 2
 
 
-def test_an_edited_tokenizer_is_another_key(cache, monkeypatch):
-    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 1)
+def test_the_key_names_the_tokenizer_this_process_runs(cache, monkeypatch):
+    """Another tokenizer source is another key; and the source is read when the tokenizer is
+    imported, so a kernel that imported it before the files changed on disk keys its tokens
+    by the code it runs, not by the edited files (which a new process would run)."""
+    from pathlib import Path
+
+    from capkit.text import ptb
     before = token_cache.stream_key(["a dog"])
-    token_cache.tokenizer_key.cache_clear()
-    monkeypatch.setattr(token_cache, "_SOURCES", token_cache._SOURCES[:2])
-    try:
-        assert token_cache.stream_key(["a dog"]) != before
-    finally:
-        token_cache.tokenizer_key.cache_clear()
+    monkeypatch.setattr(Path, "read_bytes", lambda self: b"edited on disk")
+    assert token_cache.stream_key(["a dog"]) == before
+    assert ptb._source_digest() != ptb.SOURCE_DIGEST          # what a new process would see
+    monkeypatch.setattr(ptb, "SOURCE_DIGEST", ptb._source_digest())
+    assert token_cache.stream_key(["a dog"]) != before
+    monkeypatch.setattr(ptb, "SOURCE_DIGEST", None)            # sources unreadable: no cache
+    assert token_cache.stream_key(["a dog"]) is None
+    assert token_cache.lookup(["a dog"] * token_cache.MIN_CAPTIONS) is None
 
 
 def _bad_ids(path, stream):
@@ -178,7 +185,8 @@ def _bad_ids(path, stream):
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "count", "format", "empty", "ids"])
+@pytest.mark.parametrize("damage", ["truncate", "flip", "count", "format", "text_size", "huge",
+                                    "empty", "ids"])
 def test_a_damaged_file_is_replaced_with_a_warning(cache, monkeypatch, damage):
     """Through ``prepare``, as a run meets it: the warning names the file, the scores' tokens
     are the tokenizer's, and the file is written again whole (ids included)."""
@@ -191,9 +199,19 @@ def test_a_damaged_file_is_replaced_with_a_warning(cache, monkeypatch, damage):
     path, = _files(cache)
     data = path.read_bytes()
     header = data.split(b"\n")[0]
+    fields = header.split(b" ")
+
+    def with_field(i, value):
+        return b" ".join(fields[:i] + [value] + fields[i + 1:]) + data[len(header):]
+
+    def resealed(i, value):            # a changed field under a digest that matches it
+        new = fields[:i] + [value] + fields[i + 1:6]
+        body = data[len(header) + 1:]
+        return b" ".join(new + [token_cache._digest(b" ".join(new), body)]) + b"\n" + body
     damaged = {"truncate": data[:-5], "flip": data[:-3] + b"X" + data[-2:],
-               "count": data.replace(b"tokens 2 3 ", b"tokens 2 2 ", 1),
-               "format": data.replace(b"tokens 2 ", b"tokens 9 ", 1),
+               "count": with_field(2, b"2"), "format": with_field(1, b"9"),
+               "text_size": with_field(3, b"%d" % (int(fields[3]) - 1)),
+               "huge": resealed(5, b"99999999999999999999"),
                "empty": b"", "ids": None}[damage]
     if damaged is None:
         damaged = _bad_ids(path, stream)
@@ -207,6 +225,46 @@ def test_a_damaged_file_is_replaced_with_a_warning(cache, monkeypatch, damage):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert prepare(cands, refs).references == expected.references   # read, no warning
+
+
+def test_a_files_bytes_depend_on_the_stream_only(cache, monkeypatch):
+    """Candidates that are not single-spaced words ("5 1/2" is one token with a no-break
+    space) do not keep the references' ids out of the file: every writer writes the same
+    bytes, which is why writes take no lock."""
+    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 2)
+    refs = [["A man rides a horse."], ["Two dogs play."]]
+    prepare(["a dog", "5 1/2 cats"], refs)
+    path, = _files(cache)
+    odd = path.read_bytes()
+    path.unlink()
+    prepare(["a dog", "a cat"], refs)
+    assert path.read_bytes() == odd
+    assert token_cache.lookup(_stream(dict(enumerate(refs)))).encoding is not None
+
+
+def test_user_token_metrics_get_lists_whatever_the_cache_holds(cache, karpathy):
+    """The Scorer hands built-in metrics references split on demand from the cache; a user's
+    token metric gets lists on a first run and on a repeated one alike."""
+    import json
+
+    from capkit.metrics import MetricSpec, score
+    seen = []
+
+    def refs_as_json(batch):
+        seen.append(type(batch.references))
+        n = json.loads(json.dumps(batch.references))
+        return np.array([len(r) for r in n], dtype=float)
+    spec = MetricSpec("n_refs_json", refs_as_json, tokens=True, score_range=(0, 100))
+    cands, refs = karpathy
+    first = score(cands, refs, metrics={"n": spec, "bleu_4": "bleu_4"})
+    again = score(cands, refs, metrics={"n": spec, "bleu_4": "bleu_4"})
+    assert seen == [list, list] and first["n"] == again["n"]
+    assert first["bleu_4"] == again["bleu_4"]
+    assert isinstance(prepare(cands, refs).references, list)         # read from the cache
+    lazy = prepare(cands, refs, lazy_references=True)
+    assert not isinstance(lazy.references, list) and lazy.references == prepare(
+        cands, refs, token_cache=False).references
+    assert isinstance(lazy.with_lists().references, list)
 
 
 def test_a_read_only_folder_costs_a_warning(cache, monkeypatch, read_only):

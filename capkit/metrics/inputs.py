@@ -48,6 +48,17 @@ class CaptionBatch:
     def __len__(self) -> int:
         return len(self.candidates)
 
+    def with_lists(self) -> CaptionBatch:
+        """This batch with its token lists as lists (the references of a lazy batch split now,
+        once), sharing its cache: what a user's token metric is handed, whatever path made
+        the batch."""
+        if isinstance(self.candidates, list) and isinstance(self.references, list):
+            return self
+        if "with_lists" not in self.cache:
+            self.cache["with_lists"] = CaptionBatch(list(self.candidates), list(self.references),
+                                                    self.ids, self.tokenizer, self.cache)
+        return self.cache["with_lists"]
+
     @property
     def segments(self) -> list[list[str]]:
         """Candidates first, then every reference, in order: the layout of ``encoded``."""
@@ -327,7 +338,7 @@ def _regroup(flat: list, refs: list[list[str]]) -> list[list]:
 
 def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool = False,
             ids: tuple[str, ...] | None = None, checked: bool = False,
-            token_cache: bool = True) -> CaptionBatch:
+            token_cache: bool = True, lazy_references: bool = False) -> CaptionBatch:
     """Validate, align and tokenise once. A ``CaptionBatch`` passes through unchanged.
 
     ``checked=True``: ``candidates`` and ``references`` are aligned lists that ``align`` already
@@ -335,6 +346,10 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
     of a reference stream tokenised before from capkit's cache folder, and save new ones there
     (``capkit.metrics.token_cache``; streams of 1,000 captions or more; the same tokens either
     way). False, or ``CAPKIT_TOKEN_CACHE=0`` in the environment: always tokenise.
+    ``lazy_references=True`` (the ``Scorer``'s, for the built-in metrics, which read token ids):
+    references read from that cache are split into token lists only when read, as a read-only
+    sequence equal to the lists (``CaptionBatch.with_lists`` makes them lists); otherwise
+    ``references`` is always a list of lists.
     """
     if isinstance(candidates, CaptionBatch):
         if references is not None:
@@ -366,6 +381,8 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
             encoded = tokens_on_disk.join_encoding(cand_flat, cand_lengths, cached.encoding)
             cand_toks = _segments(cand_flat, cand_lengths)
             ref_toks = _SplitReferences(ref_text, [0, *itertools.accumulate(map(len, refs))])
+            if not lazy_references:
+                ref_toks = list(ref_toks)
     if encoded is None and not splits_apart:
         flat, lengths = _tokens_of(texts)
         if flat is not None:        # slices of one list: the token strings are made once
@@ -376,7 +393,7 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
         cand_toks = [t.split() for t in cand_text]
         ref_toks = _regroup([t.split() for t in ref_text], refs)
     if cached is not None and not found:      # the first run on these references: save them
-        cached.save(ref_text, None if encoded is None else
+        cached.save(ref_text, tokens_on_disk.encode_stream(ref_text) if encoded is None else
                     tokens_on_disk.stream_encoding(encoded, flat, len(cands)))
     # empty ones were reported by align; here the ones that tokenise to nothing ("...")
     no_tokens([ids[i] if ids else str(i) for i, t in enumerate(cand_toks)

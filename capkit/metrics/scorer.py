@@ -95,7 +95,7 @@ class Scorer:
         if any(s.tokens for s in in_memory.values()) and batch is None:
             with paused_gc():
                 batch = prepare(*texts[:2], tokenizer=self.tokenizer, ids=texts[2], checked=True,
-                                strict=self.strict)
+                                strict=self.strict, lazy_references=True)
             if sum(_target(s) in NGRAM_METRICS for s in in_memory.values()) > 1:
                 batch.ngrams(4)            # BLEU-1..4 and CIDEr-D share one n-gram index
         if texts is None and any(not s.tokens for s in self.specs.values()):
@@ -163,8 +163,11 @@ def _target(spec: MetricSpec) -> str | None:
 
 def metric_arguments(spec: MetricSpec, texts, batch: CaptionBatch | None) -> tuple:
     """The positional arguments a metric is called with: the ``CaptionBatch`` for one that takes
-    tokens, else the texts (``_plain_inputs``). Options follow as keywords."""
-    return (batch,) if spec.tokens else _plain_inputs(spec, texts)
+    tokens, else the texts (``_plain_inputs``). Options follow as keywords. A user's metric
+    gets the batch's token lists as lists (``CaptionBatch.with_lists``), never a lazy view."""
+    if spec.tokens:
+        return (batch if spec.builtin else batch.with_lists(),)
+    return _plain_inputs(spec, texts)
 
 
 def _plain_inputs(spec: MetricSpec, texts) -> tuple:

@@ -11,28 +11,34 @@ tokenising and encoding give (the ids as ``ngrams.encode_flat`` numbers them), s
 signatures are the same with or without the cache.
 
 * **Key**: BLAKE2b of the stream (every caption, in order, and each one's length: two streams
-  that join to the same text still differ), of the tokenizer's source files (``capkit/text/``
-  ``ptb.py``, ``ptb_lexer.py``, ``ptb_rules.py``), of Python's Unicode tables and version and of
-  the file format: another stream, another order (the PTB tokenizer reads the stream as one
-  text), an edited tokenizer or another Python gives another file.
+  that join to the same text still differ), of the tokenizer's source files as this process
+  imported them (``ptb.SOURCE_DIGEST``: ``ptb.py``, ``ptb_lexer.py``, ``ptb_rules.py``), of
+  Python's Unicode tables and version and of the file format: another stream, another order
+  (the PTB tokenizer reads the stream as one text), an edited tokenizer or another Python gives
+  another file, and a kernel that imported the tokenizer before its files were edited keys its
+  tokens by the code it runs.
 * **File**: ``tokens/ptb-<32 hex>.txt``: a header line ``capkit-ptb-tokens <FORMAT> <captions>
-  <text bytes> <words> <tokens> <BLAKE2b of the rest>``, the tokenised captions one a line
-  (UTF-8; tokens never hold a line break), then, unless ``<words>`` is -1 (tokens that are not
-  single-spaced), the vocabulary one word a line and the ids and lengths as little-endian int32.
+  <text bytes> <words> <tokens> <BLAKE2b of these fields and the rest>``, the tokenised
+  captions one a line (UTF-8; tokens never hold a line break), then, unless ``<words>`` is -1
+  (tokens that are not single-spaced), the vocabulary one word a line and the ids and lengths as little-endian int32.
   A file whose header, count, digest or ids are wrong is reported with one ``CacheWarning`` and
-  replaced. Writes are atomic (``cache_files.write_atomic``) and take no lock: every writer of
-  a file writes the same bytes (``CachedStream.save``), and a reader sees one whole file. A
-  folder that cannot be written costs one warning; the tokens are then made in memory.
+  replaced. Writes are atomic (``cache_files.write_atomic``) and take no lock: a file's bytes
+  depend on its stream only (its ids too: ``encode_stream`` when the candidates scored with
+  it are not single-spaced), so every writer writes the same bytes (``CachedStream.save``),
+  and a reader sees one whole file. A folder that cannot be written costs one warning; the
+  tokens are then made in memory.
 * **Bounded**: a read marks its file as used (its modification time); once a new file is
   written, the least recently used ones beyond ``MAX_FILES`` files or ``MAX_BYTES`` in all are
-  deleted.
+  deleted, and so are temporary files that writers killed mid-write left over an hour ago.
+* **Lists on request**: ``prepare`` gives the references as lists; the ``Scorer`` asks for
+  them lazily (``lazy_references``), for its built-in metrics, and hands a user's token metric
+  lists (``CaptionBatch.with_lists``).
 * **Off**: ``CAPKIT_TOKEN_CACHE=0`` in the environment, or ``prepare(..., token_cache=False)``.
   Candidates are never cached (each system's are new), nor streams tokenised block by block
   (``Scorer(chunk_size=...)``, over 50,000 candidates), nor the ``split`` tokenizer's.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import sys
@@ -48,7 +54,6 @@ MAX_FILES = 64
 MAX_BYTES = 512 * 2**20
 ENV = "CAPKIT_TOKEN_CACHE"    # "0", "off", "false" or "no": never read or write the cache
 _MAGIC = b"capkit-ptb-tokens"
-_SOURCES = ("ptb.py", "ptb_lexer.py", "ptb_rules.py")
 
 
 @dataclass(frozen=True)
@@ -105,7 +110,7 @@ def lookup(captions: list[str]) -> CachedStream | None:
         entry.text, entry.encoding = read(entry.path, len(captions))
     except FileNotFoundError:
         return entry
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, OverflowError, MemoryError) as err:
         from capkit.cache_files import unreadable_message, warn
         warn(unreadable_message(entry.path, err, "tokenising the references again, and "
                                 "replacing it"))
@@ -125,6 +130,22 @@ def stream_encoding(encoded, flat: list[str], start: int) -> StreamEncoding:
     renumber[[joint[w] for w in words]] = np.arange(len(words))
     return StreamEncoding(words, renumber[encoded.tokens[first_token:]],
                           np.array(encoded.lengths[start:], dtype=np.int64))
+
+
+def encode_stream(text: list[str]) -> StreamEncoding | None:
+    """``ngrams.encode_flat`` of the stream's tokens alone; None when its tokens are not
+    single-spaced words (a no-break space inside "5 1/2"), which ``inputs._tokens_of`` needs.
+    The same as ``stream_encoding`` of a joint encoding (tested): a file's ids depend on the
+    stream only, never on the candidates scored with it."""
+    from capkit.metrics.inputs import _splits_apart, _tokens_of
+    from capkit.metrics.ngrams import encode_flat
+    if _splits_apart(text):
+        return None
+    flat, lengths = _tokens_of(text)
+    if flat is None:
+        return None
+    encoded = encode_flat(flat, lengths)
+    return StreamEncoding(encoded.vocab, encoded.tokens, np.asarray(lengths, dtype=np.int64))
 
 
 def join_encoding(cand_flat: list[str], cand_lengths: np.ndarray, stream: StreamEncoding):
@@ -149,19 +170,15 @@ def folder() -> Path:
     return cache_dir() / "tokens"
 
 
-@functools.lru_cache(maxsize=1)
 def tokenizer_key() -> bytes | None:
-    """What the tokens depend on besides the captions: the tokenizer's sources, Python's
-    Unicode tables and version, the file format. None (no caching) if a source is unreadable."""
-    import capkit.text
-    digest = hashlib.blake2b(f"{FORMAT}|{unicodedata.unidata_version}|"
-                             f"{sys.version_info[:2]}".encode(), digest_size=16)
-    try:
-        for name in _SOURCES:
-            digest.update(Path(capkit.text.__file__).with_name(name).read_bytes())
-    except OSError:
+    """What the tokens depend on besides the captions: the tokenizer's sources as this process
+    imported them (``ptb.SOURCE_DIGEST``), Python's Unicode tables and version, the file format.
+    None (no caching) if a source could not be read."""
+    from capkit.text import ptb
+    if ptb.SOURCE_DIGEST is None:
         return None
-    return digest.digest()
+    return b"|".join([str(FORMAT).encode(), unicodedata.unidata_version.encode(),
+                      str(sys.version_info[:2]).encode(), ptb.SOURCE_DIGEST])
 
 
 def stream_key(captions: list[str]) -> str | None:
@@ -186,8 +203,8 @@ def read(path: Path, count: int) -> tuple[list[str], StreamEncoding | None]:
         raise ValueError("not a tokens file of this format")
     if parts[2] != str(count).encode():
         raise ValueError(f"it holds {parts[2].decode(errors='replace')} captions, not {count}")
-    if hashlib.blake2b(body, digest_size=16).hexdigest().encode() != parts[6]:
-        raise ValueError("its content does not match its digest")
+    if _digest(header.rpartition(b" ")[0], body) != parts[6]:
+        raise ValueError("its header or content does not match its digest")
     text_size, n_vocab, n_tokens = map(int, parts[3:6])
     text = body[:text_size].decode("utf-8").split("\n")
     if len(text) != count:
@@ -218,10 +235,18 @@ def write(file, text: list[str], encoding: StreamEncoding | None) -> None:
         parts += ["\n".join(encoding.vocab).encode("utf-8"),
                   encoding.ids.astype("<i4").tobytes(), encoding.lengths.astype("<i4").tobytes()]
     data = b"".join(parts)
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    file.write(b"%s %d %d %d %d %d %s\n" % (_MAGIC, FORMAT, len(text), len(body), n_vocab,
-                                            n_tokens, digest.encode()))
+    fields = b"%s %d %d %d %d %d" % (_MAGIC, FORMAT, len(text), len(body), n_vocab, n_tokens)
+    file.write(b"%s %s\n" % (fields, _digest(fields, data)))
     file.write(data)
+
+
+def _digest(fields: bytes, body: bytes) -> bytes:
+    """32 hex digits of BLAKE2b over a file's header fields and body: a changed count or size
+    in the header is caught as surely as a changed byte in the body."""
+    digest = hashlib.blake2b(fields, digest_size=16)
+    digest.update(b"\n")
+    digest.update(body)
+    return digest.hexdigest().encode()
 
 
 def _mark_used(path: Path) -> None:
@@ -233,25 +258,39 @@ def _mark_used(path: Path) -> None:
 
 def prune(written: Path, max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES) -> list[Path]:
     """Delete the least recently used tokens files beside ``written`` beyond ``max_files`` files
-    or ``max_bytes`` bytes in all; never ``written``. Returns the files deleted. Never raises
-    (a cache only saves time). A process reading a file as it goes reads on (POSIX), and one
-    that looks for it next tokenises again and writes it back."""
+    or ``max_bytes`` bytes in all, never ``written``, and the temporary files of writers killed
+    mid-write over an hour ago. Returns the files deleted. Never raises (a cache only saves
+    time). A process reading a file as it goes reads on (POSIX), and one that looks for it
+    next tokenises again and writes it back."""
+    import time
+    files, deleted = [], []
     try:
-        files = []
-        for p in written.parent.glob("ptb-*.txt"):
-            stat = p.stat()
-            files.append((stat.st_mtime, stat.st_size, p))
+        names = list(written.parent.iterdir())
     except OSError:
         return []
+    for p in names:
+        try:
+            stat = p.stat()
+        except OSError:                # deleted meanwhile by another process's prune
+            continue
+        if p.name.startswith(".ptb-") and ".txt.tmp-" in p.name:
+            if stat.st_mtime < time.time() - 3600:
+                deleted += _unlink(p)
+        elif p.name.startswith("ptb-") and p.name.endswith(".txt"):
+            files.append((stat.st_mtime, stat.st_size, p))
     files.sort(reverse=True)           # most recently used first
-    kept_files, kept_bytes, deleted = 0, 0, []
+    kept_files, kept_bytes = 0, 0
     for _, size, p in files:
         if p == written or (kept_files < max_files and kept_bytes + size <= max_bytes):
             kept_files, kept_bytes = kept_files + 1, kept_bytes + size
-            continue
-        try:
-            p.unlink()
-            deleted.append(p)
-        except OSError:
-            pass
+        else:
+            deleted += _unlink(p)
     return deleted
+
+
+def _unlink(path: Path) -> list[Path]:
+    try:
+        path.unlink()
+    except OSError:
+        return []
+    return [path]

@@ -66,6 +66,24 @@ from capkit.text import ptb_lexer, ptb_rules
 
 __all__ = ["ptb_tokenize", "PUNCTUATIONS"]
 
+
+def _source_digest() -> bytes | None:
+    """BLAKE2b of this tokenizer's three source files, read as they are imported (so it names
+    the code this process runs, not what is on disk later); None if one cannot be read. It keys
+    the tokenised references that ``capkit.metrics.token_cache`` keeps between runs."""
+    import hashlib
+    from pathlib import Path
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        for module in (__file__, ptb_lexer.__file__, ptb_rules.__file__):
+            digest.update(Path(module).read_bytes())
+    except (OSError, TypeError):           # no source file (a frozen or zipped install)
+        return None
+    return digest.digest()
+
+
+SOURCE_DIGEST = _source_digest()
+
 # pycocoevalcap/tokenizer/ptbtokenizer.py, verbatim (upper-case entries never match the
 # lower-cased tokens; kept so the filter is exactly the reference's).
 PUNCTUATIONS = frozenset(
