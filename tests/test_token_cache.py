@@ -347,3 +347,15 @@ def test_the_folder_is_bounded_least_recently_used_first(cache, monkeypatch):
 
 def _newest(cache):
     return max(_files(cache), key=lambda p: p.stat().st_mtime_ns)
+
+
+def test_prune_removes_temporary_files_of_killed_writers_only_when_old(cache, monkeypatch):
+    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 1)
+    _tokens(["a first stream"])
+    written, = _files(cache)
+    old, fresh = cache / f".{written.name}.tmp-old123", cache / f".{written.name}.tmp-new456"
+    for p in (old, fresh):
+        p.write_bytes(b"half a file")
+    os.utime(old, (1_000, 1_000))                      # a writer killed long ago
+    assert token_cache.prune(written) == [old]
+    assert fresh.exists() and written.exists()
