@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from capkit.text import ptb as text
+from capkit.text import ptb_fast
 from capkit.text import ptb_tokenize
 
 try:  # tests/ is a plain directory (rootdir on sys.path) or a package
@@ -92,9 +93,9 @@ ENDS_OTHERWISE = ["they're", "we'll", "you've", "He'll", "a dog's", "don't", "a 
 
 
 def test_which_last_captions_skip_the_full_lexer():
-    assert all(text._fast_batch(ENDS_PLAINLY))
-    assert all(map(text._ends_plainly, ENDS_PLAINLY))
-    assert not any(text._fast_batch([c])[0] is not None and text._ends_plainly(c)
+    assert all(ptb_fast.fast_batch(ENDS_PLAINLY))
+    assert all(map(ptb_fast.ends_plainly, ENDS_PLAINLY))
+    assert not any(ptb_fast.fast_batch([c])[0] is not None and ptb_fast.ends_plainly(c)
                    for c in ENDS_OTHERWISE)
 
 
@@ -116,12 +117,12 @@ def test_last_caption_matches_java_at_the_end_of_the_input():
 
 @pytest.mark.slow
 def test_plain_last_captions_agree_with_the_full_lexer_at_the_end(shared_data):
-    """Every plain caption of the shared data that ``_ends_plainly`` accepts gets the same tokens
+    """Every plain caption of the shared data that ``ends_plainly`` accepts gets the same tokens
     from the full lexer at the end of the input (``_slow(..., None)``, checked against the jar
     above and by the stream parity test)."""
     captions = all_shared_captions(shared_data)
-    fast = text._fast_batch(captions)
-    plain = [(c, f) for c, f in zip(captions, fast) if f is not None and text._ends_plainly(c)]
+    fast = ptb_fast.fast_batch(captions)
+    plain = [(c, f) for c, f in zip(captions, fast) if f is not None and ptb_fast.ends_plainly(c)]
     assert len(plain) > 200_000
     bad = [c for c, f in plain if text._slow(c, None) != f]
     assert not bad, bad[:10]
@@ -270,7 +271,7 @@ PLAIN = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(PLAIN)
 def test_fast_path_agrees_with_full_lexer(caption):
-    fast = text._fast_batch([caption])[0]
+    fast = ptb_fast.fast_batch([caption])[0]
     if fast is not None:
         assert fast == text._slow(caption)
 
@@ -288,5 +289,5 @@ def test_fast_path_finds_the_lines_a_search_at_every_position_finds(captions):
     starts = list(itertools.accumulate([len(line) + 1 for line in joined.split("\n")], initial=0))
     line_of = functools.partial(bisect.bisect_right, starts)
     everywhere = {line_of(pos) - 1 for pos in range(len(joined))
-                  if text._ODD(joined, pos, pos + 1) or text._CONSTRUCT(joined, pos)}
-    assert text._odd_lines(joined, starts, line_of) | text._construct_lines(joined, line_of) == everywhere
+                  if ptb_fast._ODD(joined, pos, pos + 1) or ptb_fast._CONSTRUCT(joined, pos)}
+    assert ptb_fast._odd_lines(joined, starts, line_of) | ptb_fast._construct_lines(joined, line_of) == everywhere

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from capkit.metrics.lazy_tokens import DecodedReferences, DecodedSegments, SplitReferences
 from capkit.metrics.ngrams import (CandidateJoin, Encoded, NgramIndex, build_index, candidate_join,
                                    encode, encode_flat)
 
@@ -39,8 +40,8 @@ class CaptionBatch:
         decoded only when read (the chunks of ``capkit.metrics.compact``)."""
         N = len(n_refs)
         first_ref = N + np.concatenate([[0], np.cumsum(n_refs)]).astype(np.int64)    # (N + 1,)
-        batch = cls(_DecodedSegments(encoded, np.arange(N)),
-                    _DecodedReferences(encoded, first_ref), ids, tokenizer)
+        batch = cls(DecodedSegments(encoded, np.arange(N)),
+                    DecodedReferences(encoded, first_ref), ids, tokenizer)
         batch.cache["encoded"] = encoded
         batch.cache["n_refs"] = np.asarray(n_refs, dtype=np.int64)
         return batch
@@ -96,72 +97,6 @@ class CaptionBatch:
         if key not in self.cache or self.cache[key][0] is not index:
             self.cache[key] = index, candidate_join(index.tables[k], len(self), self.ref_owner)
         return self.cache[key][1]
-
-
-class _Lazy(Sequence):
-    """A sequence whose items are made on access (``_item``): slices give lists, and it equals
-    any sequence (not a string) with equal items, as the list it stands for would."""
-
-    def _item(self, i: int):
-        raise NotImplementedError
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if not -len(self) <= i < len(self):
-            raise IndexError(i)
-        return self._item(i % len(self))
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Sequence) and not isinstance(other, (str, bytes)) \
-            and len(self) == len(other) and list(self) == list(other)
-
-    __hash__ = None                                     # mutable-list semantics: unhashable
-
-    def __repr__(self) -> str:
-        return repr(list(self))
-
-
-class _DecodedSegments(_Lazy):
-    """Token lists of some segments of an ``Encoded``, decoded on access."""
-
-    def __init__(self, encoded: Encoded, segments: np.ndarray):
-        self.encoded, self.segments = encoded, segments
-
-    def __len__(self) -> int:
-        return len(self.segments)
-
-    def _item(self, i: int):
-        enc, s = self.encoded, self.segments[i]
-        return [enc.vocab[t] for t in enc.tokens[enc.starts[s]:enc.starts[s] + enc.lengths[s]]]
-
-
-class _DecodedReferences(_Lazy):
-    """Per candidate, the token lists of its references in an ``Encoded``, decoded on access."""
-
-    def __init__(self, encoded: Encoded, first: np.ndarray):
-        self.encoded, self.first = encoded, first          # (N + 1,) segment offsets
-
-    def __len__(self) -> int:
-        return len(self.first) - 1
-
-    def _item(self, i: int):
-        return list(_DecodedSegments(self.encoded, np.arange(self.first[i], self.first[i + 1])))
-
-
-class _SplitReferences(_Lazy):
-    """Per candidate, the token lists of its references, split from their tokenised texts on
-    access: references whose ids came from ``token_cache``, which BLEU, ROUGE-L and CIDEr-D
-    never read as strings (making 280,000 token strings is ~0.05 s of a COCO system)."""
-
-    def __init__(self, texts: list[str], first: list[int]):
-        self.texts, self.first = texts, first              # (N + 1,) offsets into texts
-
-    def __len__(self) -> int:
-        return len(self.first) - 1
-
-    def _item(self, i: int):
-        return [t.split() for t in self.texts[self.first[i]:self.first[i + 1]]]
 
 
 def _check_caption(text: object, where: str, allow_empty: bool = False) -> str:
@@ -380,7 +315,7 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
         if cand_flat is not None:   # only the candidates' words are looked up
             encoded = tokens_on_disk.join_encoding(cand_flat, cand_lengths, cached.encoding)
             cand_toks = _segments(cand_flat, cand_lengths)
-            ref_toks = _SplitReferences(ref_text, [0, *itertools.accumulate(map(len, refs))])
+            ref_toks = SplitReferences(ref_text, [0, *itertools.accumulate(map(len, refs))])
             if not lazy_references:
                 ref_toks = list(ref_toks)
     if encoded is None and not splits_apart:

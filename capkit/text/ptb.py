@@ -54,28 +54,28 @@ Known differences on exotic input
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import operator
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
-from capkit.text import ptb_lexer, ptb_rules
+from capkit.text import ptb_fast, ptb_lexer, ptb_rules
+from capkit.text.ptb_fast import ends_plainly, fast_batch
 
 __all__ = ["ptb_tokenize", "PUNCTUATIONS"]
 
 
 def _source_digest() -> bytes | None:
-    """BLAKE2b of this tokenizer's three source files, read as they are imported (so it names
+    """BLAKE2b of this tokenizer's four source files, read as they are imported (so it names
     the code this process runs, not what is on disk later); None if one cannot be read. It keys
     the tokenised references that ``capkit.metrics.token_cache`` keeps between runs."""
     import hashlib
     from pathlib import Path
     digest = hashlib.blake2b(digest_size=16)
     try:
-        for module in (__file__, ptb_lexer.__file__, ptb_rules.__file__):
+        for module in (__file__, ptb_fast.__file__, ptb_lexer.__file__, ptb_rules.__file__):
             digest.update(Path(module).read_bytes())
     except (OSError, TypeError):           # no source file (a frozen or zipped install)
         return None
@@ -92,136 +92,6 @@ PUNCTUATIONS = frozenset(
 
 # Characters the 3.4.1 lexer treats as end of line (NEWLINE macro, minus U+0085, see above).
 _LINE_BREAKS = re.compile("[\n\r\x0b\x0c\u2028\u2029]")
-
-# ---- fast path ---------------------------------------------------------------------------------
-# Most captions use only ASCII letters, digits, spaces and , . - ' ". For those the lexer's output
-# is known without running it: an alphanumeric run with inner hyphens is one token (THING),
-# "X's", "X're", "X'll" ... split as X + 's, "Xn't" as X + n't, "cannot" / "gonna" ... as can not /
-# gon na, and the , . " tokens are all dropped by the filter. A caption goes to the full lexer
-# instead if it has a construct where the lexer does more: digits on both sides of a space
-# (phone numbers, "5 1/2"), a number with "," or "." ("3,000", ".5"), "," and "." inside a run or
-# before a hyphen/apostrophe ("dog.cat" is ONE token, "a,.b-c" too), a period followed by a comma
-# ("dog.," keeps its period), a hyphen not between two alphanumerics ("pro-", "-5", "--"), any
-# other apostrophe use (quotes, "o'clock", "'90s", "rock'n'roll"), or an abbreviation candidate
-# before a period ("mr.", "etc.", "no. 5", single letters: "u." or "i." may keep the period).
-_PLAIN_ASCII = b"\n \"',-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_ODD = re.compile("[^\n \"',\\-.0-9A-Za-z]").search  # a character no plain caption has
-# A construct that sends a caption to the full lexer (apostrophes are checked separately). It
-# starts at a digit, a hyphen, or a "." or "," followed by a character other than a space, a line
-# break or '"': _fast_batch tries it only there (found by literal searches).
-_CONSTRUCT = re.compile(
-    r"[0-9.,-](?:(?<=[0-9]) [0-9]|(?<=-)(?:(?<![A-Za-z0-9]-)|(?![A-Za-z0-9]))"
-    r"|(?<=[.,])(?:[0-9]|(?<=[A-Za-z0-9][.,])[.,]*[A-Za-z'-]|(?<=[A-Za-z0-9]\.),))"
-).match
-# Two patterns, not one "[.,]...": a pattern that starts with a literal is searched at memchr
-# speed, one that starts with a class is tested character by character.
-_JOINED_DOT_OR_COMMA = [re.compile(p + "(?=[^ \n\"])").finditer for p in (r"\.", ",")]
-_FAST_CLITICS = re.compile(  # the apostrophes the fast path knows: X's X'S X're X'll ... Xn't
-    r"(?<![A-Za-z0-9'-])[A-Za-z]+(?:'(?:[sSmMdD]|[rR][eE]|[vV][eE]|[lL][lL])|(?<=[A-MO-Za-mo-z])[nN]'[tT])"
-    r"(?![A-Za-z0-9'-])"
-).findall
-_SPLIT_CLITIC = re.compile(r"n't(?<=[a-z]n't)|'(?<=[a-z]')[a-z]+")  # "don't" -> "do n't"
-# Words right before a period, read in the reversed text (a period is rare, letters are not).
-_WORDS_BEFORE_DOT_REVERSED = re.compile(r"\.([A-Za-z]+)(?![A-Za-z0-9'])").findall
-_ABBREVIATION = re.compile(  # superset of the lexer's abbreviation words (case ignored)
-    "|".join([ptb_rules._ABBREV1_WORDS, ptb_rules._ABBREV4_WORDS, ptb_rules._ABBREV3_WORDS, "pt[ey]|co"]),
-    re.IGNORECASE,
-).fullmatch
-_ABBREVIATION_CACHE: dict[str, bool] = {}  # keyed by the reversed word
-# Assimilations are split only when they are a whole alphanumeric run (the lookbehinds come
-# after the literal so that the regex engine can search for the literal).
-_ASSIMILATIONS = [
-    (word, re.compile(word + r"(?<![a-z0-9'-]" + word + r")(?![a-z0-9'-])"), split)
-    for word, split in [("cannot", "can not"), ("gonna", "gon na"), ("wanna", "wan na"), ("gotta", "got ta"),
-                        ("lemme", "lem me"), ("gimme", "gim me")]
-]
-
-
-def _abbreviation_candidate(reversed_word: str) -> bool:
-    hit = _ABBREVIATION_CACHE.get(reversed_word)
-    if hit is None:
-        hit = len(reversed_word) == 1 or _ABBREVIATION(reversed_word[::-1]) is not None
-        if len(_ABBREVIATION_CACHE) < 100_000:
-            _ABBREVIATION_CACHE[reversed_word] = hit
-    return hit
-
-
-def _fast_batch(captions: list[str]) -> list[str | None]:
-    """Tokenizations of the plain captions (None for the others), computed on all captions at
-    once: the checks and rewrites run over one joined text, so the per-caption cost is small."""
-    if not captions:
-        return []
-    text = "\n".join(captions)
-    if text.count("\n") != len(captions) - 1:  # a caption with a line break: not a plain one
-        captions = [c if "\n" not in c else "\r" for c in captions]
-        text = "\n".join(captions)
-    starts = list(itertools.accumulate(map((1).__add__, map(len, captions)), initial=0))
-    line_of = functools.partial(bisect.bisect_right, starts)  # offset -> line number + 1
-    bad = _odd_lines(text, starts, line_of) | _construct_lines(text, line_of)
-    reversed_text = text[::-1]
-    suspects = [w for w in set(_WORDS_BEFORE_DOT_REVERSED(reversed_text)) if _abbreviation_candidate(w)]
-    if suspects:
-        words = "|".join(sorted(suspects, key=len, reverse=True))
-        for m in re.finditer(r"\.(?:" + words + r")(?![A-Za-z0-9'])", reversed_text):
-            bad.add(line_of(len(text) - 1 - m.start()) - 1)
-    low = text.lower()
-    for word, pattern, split in _ASSIMILATIONS:
-        if word in low:
-            low = pattern.sub(split, low)
-    # The filter drops the , . " tokens. In a plain caption a "," or "." is never between two
-    # characters of one token (those captions are not plain), so it is deleted; a '"' may be, so
-    # it becomes a space. Only the lines left with uneven spaces are re-spaced one by one.
-    low = low.replace(",", "").replace(".", "").replace('"', " ")
-    lines = low.split("\n")
-    low_starts = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=0))
-    for gap in ("  ", "\n ", " \n"):
-        pos = low.find(gap)
-        while pos >= 0:
-            line = bisect.bisect_right(low_starts, pos + (gap == "\n ")) - 1
-            lines[line] = " ".join(lines[line].split())
-            pos = low.find(gap, low_starts[line + 1] - 1)
-    for line in (0, len(lines) - 1):
-        lines[line] = " ".join(lines[line].split())
-    if "'" in text:
-        for line in {line_of(m.start()) - 1 for m in re.finditer("'", text)} - bad:
-            cap = captions[line]
-            if len(_FAST_CLITICS(cap)) != cap.count("'") or "cont'd" in cap.lower():
-                bad.add(line)  # (APOWORD keeps "cont'd." whole)
-            else:
-                lines[line] = _SPLIT_CLITIC.sub(r" \g<0>", lines[line])
-    for line in bad:
-        lines[line] = None
-    return lines
-
-
-def _find_all(text: str, chars) -> Iterator[int]:
-    """Every position of each of ``chars`` in ``text`` (one ``str.find`` scan per character)."""
-    for c in chars:
-        pos = text.find(c)
-        while pos >= 0:
-            yield pos
-            pos = text.find(c, pos + 1)
-
-
-def _construct_lines(text: str, line_of) -> set[int]:
-    """The lines of ``text`` where ``_CONSTRUCT`` matches: it is tried only where it can start."""
-    tries = itertools.chain(_find_all(text, "0123456789-"),
-                            *[(m.start() for m in joined(text)) for joined in _JOINED_DOT_OR_COMMA])
-    return {line_of(pos) - 1 for pos in tries if _CONSTRUCT(text, pos)}
-
-
-def _odd_lines(text: str, starts: list[int], line_of) -> set[int]:
-    """The lines of ``text`` that hold a character no plain caption has."""
-    if text.isascii():  # which odd characters occur at all (bytes.translate, in C), then where
-        odd = set(text.encode().translate(None, _PLAIN_ASCII).decode())
-        return {line_of(pos) - 1 for pos in _find_all(text, odd)}
-    bad, pos = set(), 0
-    while (m := _ODD(text, pos)) is not None:
-        line = line_of(m.start()) - 1
-        bad.add(line)
-        pos = starts[line + 1]
-    return bad
-
 
 # ---- full lexer ----------------------------------------------------------------------------
 _LEXER = None  # (character map, pattern, itemgetter of every alternative's total span, slots)
@@ -447,7 +317,7 @@ def ptb_tokenize(captions: Sequence[str], *, context: str = "stream",
     distinct = list(dict.fromkeys(captions))           # benchmarks repeat a lot
     if fast:
         distinct = [c for c in distinct if c not in fast]
-    fast.update(zip(distinct, _fast_batch(distinct)))
+    fast.update(zip(distinct, fast_batch(distinct)))
     out = list(map(fast.__getitem__, captions))        # plain captions have no context effects
     n = len(out)
     slow = list(itertools.compress(range(n), map(operator.is_, out, itertools.repeat(None))))
@@ -455,24 +325,11 @@ def ptb_tokenize(captions: Sequence[str], *, context: str = "stream",
         for i in slow:
             out[i] = _slow_cached(line(i), _ISOLATED)
         return out
-    if n and (not slow or slow[-1] != n - 1) and not _ends_plainly(captions[-1]):
+    if n and (not slow or slow[-1] != n - 1) and not ends_plainly(captions[-1]):
         slow.append(n - 1)                              # the last one ends the input
     for i in slow:
         out[i] = _slow_cached(line(i), None if i == n - 1 else line(i + 1))
     return out
-
-
-# The end of a plain caption whose tokens are the same at the end of the input as before another
-# line: an alphanumeric run with inner hyphens, then only spaces and , . " (checked against the
-# jar; a final clitic is not: "they're" ends the input as "they re").
-_PLAIN_END = re.compile(r'(?:^| )[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*[ ,."]*\Z').search
-
-
-def _ends_plainly(caption: str) -> bool:
-    """Whether the fast path's tokens of ``caption`` (a plain caption: it was not sent to the
-    full lexer) hold at the end of the input, so that the last caption of a stream needs no
-    lexer (building it is ~0.03 s): its last word is a ``_PLAIN_END``."""
-    return _PLAIN_END(caption) is not None
 
 
 @functools.lru_cache(maxsize=65536)
