@@ -15,7 +15,7 @@ import pytest
 from capkit.cache_files import CacheWarning
 from capkit.metrics import token_cache
 from capkit.metrics.inputs import prepare
-from capkit.metrics.ngrams import encode_flat
+from capkit.metrics.ngrams import Encoded, encode_flat, join_encoded
 from capkit.text import ptb_tokenize
 
 
@@ -75,7 +75,8 @@ def test_a_second_run_reads_the_tokens_and_ids(cache, karpathy, monkeypatch):
     alone = encode_flat([t for line in entry.text for t in line.split()],
                         np.array([len(line.split()) for line in entry.text]))
     assert entry.encoding.vocab == alone.vocab                  # as if encoded alone
-    assert (entry.encoding.ids == alone.tokens).all()
+    assert (entry.encoding.tokens == alone.tokens).all()
+    assert (entry.encoding.starts == alone.starts).all()
     assert (entry.encoding.lengths == alone.lengths).all()
     # the candidates' tokens are still made (the cache holds references only)
     from capkit.metrics.inputs import tokenized_text
@@ -90,20 +91,33 @@ def test_a_second_run_reads_the_tokens_and_ids(cache, karpathy, monkeypatch):
     assert cached.encoded().vocab == off.encoded().vocab
 
 
-def test_join_encoding_numbers_words_as_encode_flat():
+def test_join_encoded_numbers_words_as_encode_flat():
+    """What ``prepare`` does on every path, first run, repeated run or no cache: the references
+    encoded alone, the candidates joined in front, give the ids of encoding them together."""
     cand = [["a", "dog"], ["the", "cat", "a"]]
     ref = [["a", "big", "cat"], ["zebra", "dog"], []]
     ref_flat = [t for r in ref for t in r]
     alone = encode_flat(ref_flat, np.array([len(r) for r in ref]))
-    stream = token_cache.StreamEncoding(alone.vocab, alone.tokens, alone.lengths)
     cand_flat = [t for c in cand for t in c]
-    joined = token_cache.join_encoding(cand_flat, np.array([len(c) for c in cand]), stream)
+    joined = join_encoded(cand_flat, np.array([len(c) for c in cand]), alone)
     whole = encode_flat(cand_flat + ref_flat, np.array([len(x) for x in cand + ref]))
     assert joined.vocab == whole.vocab == ["a", "dog", "the", "cat", "big", "zebra"]
     for field in ("tokens", "lengths", "starts"):
         assert (getattr(joined, field) == getattr(whole, field)).all()
-    again = token_cache.stream_encoding(whole, cand_flat + ref_flat, len(cand))
-    assert again.vocab == alone.vocab and (again.ids == alone.tokens).all()
+
+
+def test_join_encoded_on_a_coco_system_equals_encoding_everything_at_once(karpathy):
+    cands, refs = karpathy
+    cand_flat = " ".join(ptb_tokenize(list(cands.values()))).split()
+    cand_lengths = np.array([len(t.split()) for t in ptb_tokenize(list(cands.values()))])
+    ref_text = ptb_tokenize([r for i in cands for r in refs[i]])
+    ref_flat = " ".join(ref_text).split()
+    ref_lengths = np.array([len(t.split()) for t in ref_text])
+    joined = join_encoded(cand_flat, cand_lengths, encode_flat(ref_flat, ref_lengths))
+    whole = encode_flat(cand_flat + ref_flat, np.concatenate([cand_lengths, ref_lengths]))
+    assert joined.vocab == whole.vocab
+    for field in ("tokens", "lengths", "starts"):
+        assert (getattr(joined, field) == getattr(whole, field)).all()
 
 
 def test_prepare_gives_the_same_batch_with_and_without_the_cache(cache, karpathy):
@@ -178,8 +192,8 @@ def _bad_ids(path, stream):
     """A file whose digest is right but whose ids point past its vocabulary."""
     text = ptb_tokenize(stream)
     flat = " ".join(text).split()
-    bad = token_cache.StreamEncoding(["a"], np.full(len(flat), 5), np.array([len(t.split())
-                                                                          for t in text]))
+    lengths = np.array([len(t.split()) for t in text])
+    bad = Encoded(np.full(len(flat), 5), lengths, np.cumsum(lengths) - lengths, ["a"])
     with open(path, "wb") as f:
         token_cache.write(f, text, bad)
     return path.read_bytes()

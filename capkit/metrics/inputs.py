@@ -18,7 +18,7 @@ import numpy as np
 
 from capkit.metrics.lazy_tokens import DecodedReferences, DecodedSegments, SplitReferences
 from capkit.metrics.ngrams import (CandidateJoin, Encoded, NgramIndex, build_index, candidate_join,
-                                   encode, encode_flat)
+                                   encode, encode_flat, join_encoded)
 
 TOKENIZERS = ("ptb", "split")
 
@@ -307,29 +307,26 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
         cached = tokens_on_disk.lookup(flat_refs)
     found = cached is not None and cached.text is not None
     ref_text = cached.text if found else tokenized_text(flat_refs, tokenizer)
-    texts = cand_text + ref_text
-    splits_apart = _splits_apart(texts)
-    flat, encoded, cand_toks, ref_toks = None, None, None, None
-    if found and cached.encoding is not None and not splits_apart:
+    # The references are encoded alone (or read so from the cache), then the candidates' words
+    # are numbered in front of theirs (join_encoded): the ids of encoding candidates +
+    # references together, and a cache file's ids never depend on the candidates.
+    refs_apart = _splits_apart(ref_text)
+    splits_apart = refs_apart or _splits_apart(cand_text)
+    ref_encoded = cached.encoding if found else None if refs_apart else _encoded(ref_text)
+    if cached is not None and not found:      # the first run on these references: save them
+        cached.save(ref_text, ref_encoded)
+    encoded, cand_toks, ref_toks = None, None, None
+    if ref_encoded is not None and not splits_apart:
         cand_flat, cand_lengths = _tokens_of(cand_text)
         if cand_flat is not None:   # only the candidates' words are looked up
-            encoded = tokens_on_disk.join_encoding(cand_flat, cand_lengths, cached.encoding)
+            encoded = join_encoded(cand_flat, cand_lengths, ref_encoded)
             cand_toks = _segments(cand_flat, cand_lengths)
             ref_toks = SplitReferences(ref_text, [0, *itertools.accumulate(map(len, refs))])
             if not lazy_references:
                 ref_toks = list(ref_toks)
-    if encoded is None and not splits_apart:
-        flat, lengths = _tokens_of(texts)
-        if flat is not None:        # slices of one list: the token strings are made once
-            encoded = encode_flat(flat, lengths)
-            segments = _segments(flat, lengths)
-            cand_toks, ref_toks = segments[:len(cands)], _regroup(segments[len(cands):], refs)
     if cand_toks is None:
         cand_toks = [t.split() for t in cand_text]
         ref_toks = _regroup([t.split() for t in ref_text], refs)
-    if cached is not None and not found:      # the first run on these references: save them
-        cached.save(ref_text, tokens_on_disk.encode_stream(ref_text) if encoded is None else
-                    tokens_on_disk.stream_encoding(encoded, flat, len(cands)))
     # empty ones were reported by align; here the ones that tokenise to nothing ("...")
     no_tokens([ids[i] if ids else str(i) for i, t in enumerate(cand_toks)
                if not t and cands[i].strip()], tokenizer, strict)
@@ -344,6 +341,13 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
             [t.split(" ") for t in cand_text], _regroup([t.split(" ") for t in ref_text], refs),
             ids, tokenizer)
     return batch
+
+
+def _encoded(texts: list[str]) -> Encoded | None:
+    """``ngrams.encode_flat`` of the tokens of ``texts`` (space-joined tokens, no whitespace
+    but the space: ``_splits_apart`` False); None when they are not single-spaced."""
+    flat, lengths = _tokens_of(texts)
+    return None if flat is None else encode_flat(flat, lengths)
 
 
 def _segments(flat: list[str], lengths: np.ndarray) -> list[list[str]]:

@@ -6,7 +6,7 @@ split that is ~0.15 s of a ~0.6 s `capkit score` of BLEU-4 + ROUGE-L + CIDEr-D (
 ``inputs.prepare`` therefore keeps, for every reference stream of at least ``MIN_CAPTIONS``
 captions, its PTB tokens and their ids in capkit's cache folder (``$CAPKIT_CACHE_DIR/tokens``,
 else ``~/.cache/capkit/tokens``), and the next run with the same stream reads them back and
-looks up only the candidates' words (``join_encoding``). Tokens and ids are exactly what
+looks up only the candidates' words (``ngrams.join_encoded``). Tokens and ids are exactly what
 tokenising and encoding give (the ids as ``ngrams.encode_flat`` numbers them), so scores and
 signatures are the same with or without the cache.
 
@@ -20,11 +20,11 @@ signatures are the same with or without the cache.
 * **File**: ``tokens/ptb-<32 hex>.txt``: a header line ``capkit-ptb-tokens <FORMAT> <captions>
   <text bytes> <words> <tokens> <BLAKE2b of these fields and the rest>``, the tokenised
   captions one a line (UTF-8; tokens never hold a line break), then, unless ``<words>`` is -1
-  (tokens that are not single-spaced), the vocabulary one word a line and the ids and lengths as little-endian int32.
-  A file whose header, count, digest or ids are wrong is reported with one ``CacheWarning`` and
-  replaced. Writes are atomic (``cache_files.write_atomic``) and take no lock: a file's bytes
-  depend on its stream only (its ids too: ``encode_stream`` when the candidates scored with
-  it are not single-spaced), so every writer writes the same bytes (``CachedStream.save``),
+  (tokens that are not single-spaced), the vocabulary one word a line and the ids and lengths
+  as little-endian int32. A file whose header, count, digest or ids are wrong is reported with
+  one ``CacheWarning`` and replaced. Writes are atomic (``cache_files.write_atomic``) and take
+  no lock: a file's bytes depend on its stream only (``prepare`` encodes the references alone,
+  whatever the candidates), so every writer writes the same bytes (``CachedStream.save``),
   and a reader sees one whole file. A folder that cannot be written costs one warning; the
   tokens are then made in memory.
 * **Bounded**: a read marks its file as used (its modification time); once a new file is
@@ -48,21 +48,14 @@ from pathlib import Path
 
 import numpy as np
 
+from capkit.metrics.ngrams import Encoded
+
 FORMAT = 2
 MIN_CAPTIONS = 1_000          # below this, tokenising costs about what a file read does
 MAX_FILES = 64
 MAX_BYTES = 512 * 2**20
 ENV = "CAPKIT_TOKEN_CACHE"    # "0", "off", "false" or "no": never read or write the cache
 _MAGIC = b"capkit-ptb-tokens"
-
-
-@dataclass(frozen=True)
-class StreamEncoding:
-    """A stream's tokens as ids: ``vocab`` in order of first appearance, ``ids`` (T,) and
-    ``lengths`` (S,) as ``ngrams.encode_flat`` would make them for the stream alone."""
-    vocab: list[str]
-    ids: np.ndarray
-    lengths: np.ndarray
 
 
 @dataclass
@@ -72,9 +65,9 @@ class CachedStream:
     single-spaced, as ``inputs._tokens_of`` needs)."""
     path: Path
     text: list[str] | None = None
-    encoding: StreamEncoding | None = None
+    encoding: Encoded | None = None
 
-    def save(self, text: list[str], encoding: StreamEncoding | None) -> None:
+    def save(self, text: list[str], encoding: Encoded | None) -> None:
         """Write the stream's tokens (and ids) atomically. Never raises: a folder that cannot
         be written costs one ``CacheWarning``.
 
@@ -119,52 +112,6 @@ def lookup(captions: list[str]) -> CachedStream | None:
     return entry
 
 
-def stream_encoding(encoded, flat: list[str], start: int) -> StreamEncoding:
-    """The ids of the segments from ``start`` on of ``encoded`` (``ngrams.encode_flat`` of
-    candidates, then the stream; ``flat``: all their tokens) renumbered as if the stream had
-    been encoded alone: its words in its own order of first appearance."""
-    first_token = int(encoded.lengths[:start].sum())
-    words = list(dict.fromkeys(flat[first_token:]))
-    joint = dict(zip(encoded.vocab, range(len(encoded.vocab))))
-    renumber = np.zeros(len(encoded.vocab), dtype=np.int64)
-    renumber[[joint[w] for w in words]] = np.arange(len(words))
-    return StreamEncoding(words, renumber[encoded.tokens[first_token:]],
-                          np.array(encoded.lengths[start:], dtype=np.int64))
-
-
-def encode_stream(text: list[str]) -> StreamEncoding | None:
-    """``ngrams.encode_flat`` of the stream's tokens alone; None when its tokens are not
-    single-spaced words (a no-break space inside "5 1/2"), which ``inputs._tokens_of`` needs.
-    The same as ``stream_encoding`` of a joint encoding (tested): a file's ids depend on the
-    stream only, never on the candidates scored with it."""
-    from capkit.metrics.inputs import _splits_apart, _tokens_of
-    from capkit.metrics.ngrams import encode_flat
-    if _splits_apart(text):
-        return None
-    flat, lengths = _tokens_of(text)
-    if flat is None:
-        return None
-    encoded = encode_flat(flat, lengths)
-    return StreamEncoding(encoded.vocab, encoded.tokens, np.asarray(lengths, dtype=np.int64))
-
-
-def join_encoding(cand_flat: list[str], cand_lengths: np.ndarray, stream: StreamEncoding):
-    """``ngrams.encode_flat(cand_flat + stream's tokens, ...)`` without reading the stream's
-    tokens: candidates' words first, in order of first appearance, then the stream's new words
-    in its own order of first appearance (which is the joint order of first appearance)."""
-    from capkit.metrics.ngrams import Encoded
-    words = list(dict.fromkeys(cand_flat))
-    vocab = dict(zip(words, range(len(words))))
-    cand_ids = np.fromiter(map(vocab.__getitem__, cand_flat), dtype=np.int64,
-                           count=len(cand_flat))
-    # len(vocab) is read before setdefault adds a new word: the next id
-    renumber = np.array([vocab.setdefault(w, len(vocab)) for w in stream.vocab], dtype=np.int64)
-    tokens = np.concatenate([cand_ids, renumber[stream.ids]])
-    lengths = np.concatenate([cand_lengths, stream.lengths])
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    return Encoded(tokens, lengths, starts, list(vocab))
-
-
 def folder() -> Path:
     from capkit.cache_files import cache_dir
     return cache_dir() / "tokens"
@@ -192,7 +139,7 @@ def stream_key(captions: list[str]) -> str | None:
     return digest.hexdigest()
 
 
-def read(path: Path, count: int) -> tuple[list[str], StreamEncoding | None]:
+def read(path: Path, count: int) -> tuple[list[str], Encoded | None]:
     """The ``count`` tokenised captions in ``path`` and their encoding (if saved); ValueError if
     it is not a whole cache file of this format holding that many (FileNotFoundError: none)."""
     with open(path, "rb") as f:
@@ -218,10 +165,12 @@ def read(path: Path, count: int) -> tuple[list[str], StreamEncoding | None]:
     if len(vocab) != n_vocab or int(lengths.sum()) != n_tokens or \
             (n_tokens and not 0 <= ids.min() <= ids.max() < n_vocab):
         raise ValueError("its token ids do not match its vocabulary")
-    return text, StreamEncoding(vocab, ids, lengths.astype(np.int64))
+    lengths = lengths.astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    return text, Encoded(ids, lengths, starts, vocab)
 
 
-def write(file, text: list[str], encoding: StreamEncoding | None) -> None:
+def write(file, text: list[str], encoding: Encoded | None) -> None:
     """Save ``text`` (and ``encoding``) in the format ``read`` reads: a header line, then the
     captions' tokens one caption a line, the vocabulary one word a line, the ids and lengths as
     little-endian int32. ValueError if a caption's tokens hold a line break."""
@@ -231,9 +180,9 @@ def write(file, text: list[str], encoding: StreamEncoding | None) -> None:
     parts = [body]
     n_vocab, n_tokens = -1, 0
     if encoding is not None:
-        n_vocab, n_tokens = len(encoding.vocab), len(encoding.ids)
+        n_vocab, n_tokens = len(encoding.vocab), len(encoding.tokens)
         parts += ["\n".join(encoding.vocab).encode("utf-8"),
-                  encoding.ids.astype("<i4").tobytes(), encoding.lengths.astype("<i4").tobytes()]
+                  encoding.tokens.astype("<i4").tobytes(), encoding.lengths.astype("<i4").tobytes()]
     data = b"".join(parts)
     fields = b"%s %d %d %d %d %d" % (_MAGIC, FORMAT, len(text), len(body), n_vocab, n_tokens)
     file.write(b"%s %s\n" % (fields, _digest(fields, data)))
