@@ -65,9 +65,11 @@ def write_scores_json(results: Mapping[str, object], file: TextIO, block: int = 
                    '   "per_caption": {\n')
         values = s.per_caption
         for start in range(0, len(ids), block):
-            rows = zip(ids[start:start + block], values[start:start + block].tolist())
-            text = ",\n".join(f"    {i}: {_json_number(v)}" for i, v in rows)
-            file.write(text + (",\n" if start + block < len(ids) else "\n"))
+            chunk = values[start:start + block].tolist()        # (float64: Python floats)
+            numbers = map(float.__repr__ if all(map(math.isfinite, chunk)) else _json_number,
+                          chunk)
+            text = ",\n    ".join(map(": ".join, zip(ids[start:start + block], numbers)))
+            file.write("    " + text + (",\n" if start + block < len(ids) else "\n"))
         file.write("   }\n  }" + (",\n" if m < len(names) - 1 else "\n"))
     file.write(' },\n "signature": {\n')
     file.write(",\n".join(f"  {json.dumps(n)}: {json.dumps(results[n].signature)}"
