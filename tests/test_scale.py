@@ -302,3 +302,15 @@ def test_chunked_equals_in_memory_on_replicated_karpathy_test(shared_data, monke
     whole = Scorer(CLASSIC, chunk_size=None).score(cands, refs)
     chunked = Scorer(CLASSIC, chunk_size=3000).score(cands, refs)
     _assert_same(whole, chunked)
+
+
+def test_streamed_json_writes_nan_and_infinity_as_json_dumps_does():
+    from capkit.scores import Scores
+    s = Scores("odd", np.array([0.25, np.nan, np.inf, -np.inf, 1e-300]), float("nan"),
+               "odd|x", ("a", "b", "c", "d", "e"))
+    out = io.StringIO()
+    write_scores_json({"odd": s}, out, block=2)
+    expected = {"metrics": {"odd": {"corpus": s.corpus, "per_caption": s.by_id()}},
+                "signature": {"odd": s.signature}}
+    assert out.getvalue() == json.dumps(expected, indent=1) + "\n"
+    assert "NaN" in out.getvalue() and "-Infinity" in out.getvalue()
