@@ -312,7 +312,8 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
     # references together, and a cache file's ids never depend on the candidates.
     refs_apart = _splits_apart(ref_text)
     splits_apart = refs_apart or _splits_apart(cand_text)
-    ref_encoded = cached.encoding if found else None if refs_apart else _encoded(ref_text)
+    ref_flat, ref_encoded = (None, cached.encoding) if found else \
+        (None, None) if refs_apart else _flat_and_encoded(ref_text)
     if cached is not None and not found:      # the first run on these references: save them
         cached.save(ref_text, ref_encoded)
     encoded, cand_toks, ref_toks = None, None, None
@@ -321,9 +322,11 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
         if cand_flat is not None:   # only the candidates' words are looked up
             encoded = join_encoded(cand_flat, cand_lengths, ref_encoded)
             cand_toks = _segments(cand_flat, cand_lengths)
-            ref_toks = SplitReferences(ref_text, [0, *itertools.accumulate(map(len, refs))])
-            if not lazy_references:
-                ref_toks = list(ref_toks)
+            if lazy_references or ref_flat is None:
+                ref_toks = SplitReferences(ref_text, [0, *itertools.accumulate(map(len, refs))])
+                ref_toks = ref_toks if lazy_references else list(ref_toks)
+            else:                   # slices of one list: each token string is made once
+                ref_toks = _regroup(_segments(ref_flat, ref_encoded.lengths), refs)
     if cand_toks is None:
         cand_toks = [t.split() for t in cand_text]
         ref_toks = _regroup([t.split() for t in ref_text], refs)
@@ -343,11 +346,12 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
     return batch
 
 
-def _encoded(texts: list[str]) -> Encoded | None:
-    """``ngrams.encode_flat`` of the tokens of ``texts`` (space-joined tokens, no whitespace
-    but the space: ``_splits_apart`` False); None when they are not single-spaced."""
+def _flat_and_encoded(texts: list[str]) -> tuple[list[str] | None, Encoded | None]:
+    """All tokens of ``texts`` (space-joined tokens, no whitespace but the space:
+    ``_splits_apart`` False) in one list, and their ``ngrams.encode_flat``; (None, None) when
+    they are not single-spaced."""
     flat, lengths = _tokens_of(texts)
-    return None if flat is None else encode_flat(flat, lengths)
+    return (None, None) if flat is None else (flat, encode_flat(flat, lengths))
 
 
 def _segments(flat: list[str], lengths: np.ndarray) -> list[list[str]]:
