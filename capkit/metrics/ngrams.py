@@ -23,10 +23,13 @@ class NgramTable:
     That order makes every join key of the form ``gram * K + f(segment)`` sorted for free, as
     long as ``f`` is non-decreasing (a candidate's references are laid out after each other).
     """
-    seg: np.ndarray     # (E,) int64 segment (sentence) index
-    gram: np.ndarray    # (E,) int64 n-gram id, shared by all segments encoded together
-    count: np.ndarray   # (E,) int64 occurrences of the gram in the segment
+    seg: np.ndarray     # (E,) segment (sentence) index
+    gram: np.ndarray    # (E,) n-gram id, shared by all segments encoded together
+    count: np.ndarray   # (E,) occurrences of the gram in the segment
     n_grams: int        # number of distinct gram ids of this order
+    # The three arrays are int32 (int64 from 2**31 tokens on): half the memory, and on a
+    # virtual machine the fresh memory a short process touches costs more than its arithmetic.
+    # A product with them (a join key such as ``gram * K + ...``) is taken in int64.
 
 
 @dataclass(frozen=True)
@@ -127,8 +130,8 @@ def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:
         new_row[1:] |= seg[1:] != seg[:-1]
         starts = np.flatnonzero(new_row)
         counts = np.diff(np.r_[starts, len(skey)])
-        tables.append(NgramTable(seg[starts].astype(np.int64), sgram[starts], counts,
-                                 int(sgram[-1]) + 1 if len(sgram) else 0))
+        tables.append(NgramTable(seg[starts], sgram[starts].astype(small),
+                                 counts.astype(small), int(sgram[-1]) + 1 if len(sgram) else 0))
     return NgramIndex(tables, lengths, enc.vocab, tokens, gram_first)
 
 
@@ -171,8 +174,8 @@ def candidate_join(table: NgramTable, n_candidates: int, ref_owner: np.ndarray) 
     ref_seg, cand_seg = table.seg[is_ref], table.seg[~is_ref]
     ref_gram = table.gram[is_ref]
     # rows are in (gram, segment) order and owners do not decrease: both keys come sorted
-    ref_key = ref_gram * N + ref_owner[ref_seg - N]
-    cand_key = table.gram[~is_ref] * N + cand_seg
+    ref_key = ref_gram.astype(np.int64) * N + ref_owner[ref_seg - N]
+    cand_key = table.gram[~is_ref].astype(np.int64) * N + cand_seg
     run_start = run_starts(ref_key)
     run_key = ref_key[run_start]
     del ref_key
@@ -185,7 +188,7 @@ def candidate_join(table: NgramTable, n_candidates: int, ref_owner: np.ndarray) 
         else np.zeros(0, dtype=ref_count.dtype)
     cand_ref_max = np.zeros(len(cand_key), dtype=ref_count.dtype)
     cand_ref_max[found] = run_max[idx_clip[found]]
-    run_cand = np.full(len(run_key), -1, dtype=np.int64)
+    run_cand = np.full(len(run_key), -1, dtype=table.seg.dtype)     # (int32, as the table)
     run_cand[idx_clip[found]] = np.flatnonzero(found)
     ref_cand_row = np.repeat(run_cand, np.diff(np.append(run_start, len(ref_seg))))
     return CandidateJoin(is_ref, cand_seg, table.count[~is_ref], cand_ref_max, ref_seg,
