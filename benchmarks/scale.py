@@ -10,8 +10,9 @@ is not all duplicates, a fraction --perturb of the candidates and, independently
 references get one word appended, drawn (seeded) from the vocabulary of the references' words;
 every other caption repeats one of the ~45k candidates / ~25k references.
 
-Measured on the shared 2-core machine (load average 3-4), fresh process each:
-100k 13.6 s / 0.82 GiB (in memory 14.8 s / 1.49 GiB; pycocoevalcap 117 s / 2.64 GiB),
+Measured on the shared 2-core machine, fresh process each: 2026-12-06 (load ~1, int32 n-gram
+tables) 100k 9.2 s / 0.70 GiB, 400k 31.3 s / 1.22 GiB, 1M 84.6 s / 2.28 GiB; earlier (load
+3-4) 100k 13.6 s / 0.82 GiB (in memory 14.8 s / 1.49 GiB; pycocoevalcap 117 s / 2.64 GiB),
 400k 50.0 s / 1.28 GiB, 1M 112.8 s (84 s CPU) / 2.41 GiB.
 
 Each size is written as two JSON files ({id: caption}, {id: [refs]}) into a temporary folder and
