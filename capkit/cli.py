@@ -78,12 +78,12 @@ def entry() -> None:
     its process alone). The command then ends the process without tearing the interpreter
     down: the ``atexit`` handlers run and the output is flushed, as at a normal exit, but the
     freeing of every module and object (~0.02 s of a 0.6 s run on a COCO system,
-    docs/speed.md) is skipped: the operating system reclaims the memory anyway. Other commands run long, may leave files for
-    finalizers to close, and exit normally; so does a score run with a thread still working,
-    or under a profiler, tracer or debugger (``python -m cProfile -m capkit score``, pdb,
-    coverage) or ``python -i``, which have work of their own to do after it. A reader that goes
-    away (``capkit score ... | head``) ends the run quietly, exit status 1; an output that cannot
-    be written (a full disk) is a one-line error, exit status 2.
+    docs/speed.md) is skipped: the operating system reclaims the memory anyway. Other commands
+    run long, may leave files for finalizers to close, and exit normally; so does a score run
+    with a thread still working, or under a profiler, tracer or debugger (``python -m cProfile
+    -m capkit score``, pdb, coverage) or ``python -i``, which have work of their own to do after
+    it. A reader that goes away (``capkit score ... | head``) ends the run quietly, exit status
+    1; an output that cannot be written (a full disk) is a one-line error, exit status 2.
     """
     argv = sys.argv[1:]
     if _command(argv) == "score":       # a process of its own: its heap in 2 MiB pages

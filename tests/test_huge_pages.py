@@ -1,4 +1,4 @@
-"""capkit.commands.huge_pages: the heap of `capkit score` in 2 MiB pages, and nothing else changed."""
+"""capkit.commands.huge_pages: the heap of `capkit score` in 2 MiB pages, nothing else changed."""
 import json
 import os
 import subprocess
