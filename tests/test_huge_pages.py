@@ -35,7 +35,8 @@ def _run(env_changes: dict) -> dict:
 
 def test_user_malloc_settings_and_the_switch_turn_it_off():
     env = {"PATH": "/usr/bin"}
-    assert not huge_pages.wanted({**env, "CAPKIT_HUGE_PAGES": "0"})
+    for off in ("0", "off", "False", " no "):
+        assert not huge_pages.wanted({**env, "CAPKIT_HUGE_PAGES": off})
     assert not huge_pages.wanted({**env, "MALLOC_TOP_PAD_": "0"})
     assert not huge_pages.wanted({**env, "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"})
 

@@ -14,7 +14,8 @@ starts. Nothing else changes: the same arrays, the same numbers.
 Only the command line calls it, for ``capkit score`` (a library user's process is left alone),
 and only on Linux with glibc and transparent huge pages set to ``always`` or ``madvise``; it
 does nothing when the user set glibc's malloc options (``MALLOC_*_`` or ``GLIBC_TUNABLES``)
-or ``CAPKIT_HUGE_PAGES=0``. Address space is reserved, not memory: pages count once touched.
+or ``CAPKIT_HUGE_PAGES=0`` (or off, false, no). Address space is reserved, not memory: pages
+count once touched.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ _THP_SETTING = "/sys/kernel/mm/transparent_hugepage/enabled"
 def wanted(environ=os.environ) -> bool:
     """Whether this process should set up its heap: Linux, the kernel's transparent huge pages
     on (``always`` or ``madvise``), no malloc options of the user's, not turned off."""
-    if not sys.platform.startswith("linux") or environ.get("CAPKIT_HUGE_PAGES", "1") == "0":
+    off = environ.get("CAPKIT_HUGE_PAGES", "").strip().lower() in {"0", "off", "false", "no"}
+    if off or not sys.platform.startswith("linux"):
         return False
     if "glibc.malloc" in environ.get("GLIBC_TUNABLES", "") or any(
             name.startswith("MALLOC_") and name.endswith("_") for name in environ):
