@@ -74,7 +74,7 @@ def entry() -> None:
     """The ``capkit`` command and ``python -m capkit``: ``main``, then the process exit.
 
     For ``capkit score`` the process's heap is first set up for large memory pages
-    (``commands.huge_pages``: ~0.05 s of a COCO system's run; a library call of ``main`` leaves
+    (``commands.huge_pages``: ~0.06 s of a COCO system's run; a library call of ``main`` leaves
     its process alone). The command then ends the process without tearing the interpreter
     down: the ``atexit`` handlers run and the output is flushed, as at a normal exit, but the
     freeing of every module and object (~0.02 s of a 0.6 s run on a COCO system,

@@ -108,8 +108,9 @@ def test_join_encoded_numbers_words_as_encode_flat():
 
 def test_join_encoded_on_a_coco_system_equals_encoding_everything_at_once(karpathy):
     cands, refs = karpathy
-    cand_flat = " ".join(ptb_tokenize(list(cands.values()))).split()
-    cand_lengths = np.array([len(t.split()) for t in ptb_tokenize(list(cands.values()))])
+    cand_text = ptb_tokenize(list(cands.values()))
+    cand_flat = " ".join(cand_text).split()
+    cand_lengths = np.array([len(t.split()) for t in cand_text])
     ref_text = ptb_tokenize([r for i in cands for r in refs[i]])
     ref_flat = " ".join(ref_text).split()
     ref_lengths = np.array([len(t.split()) for t in ref_text])
