@@ -175,6 +175,25 @@ def test_i2ce_metric_aggregates_and_errors():
         i2ce(cands, refs, model="/nonexistent/i2ce.safetensors")
 
 
+def test_captions_that_read_the_same_get_the_same_vector_to_the_bit():
+    """"A man runs." and "a man runs" are the same word ids: encoded once, so their scores tie
+    on every CPU (in one batch a row's place can change its last bits without AVX-512); the
+    others keep the vectors they get when encoded alone."""
+    model, vocab = toy_model()
+    enc = I2CE(model, vocab, {"preset": "tiny"})
+    texts = ["A man runs.", "a dog plays with a ball", "a man runs", "two people sit",
+             "A dog plays with a ball"]
+    v = enc.encode(texts, batch_size=2)
+    np.testing.assert_array_equal(v[0], v[2])
+    np.testing.assert_array_equal(v[1], v[4])
+    np.testing.assert_allclose(enc.encode(["two people sit"]), v[3:4], atol=1e-6)
+    s = i2ce(["A man runs.", "a man runs"], [["two people sit", "a dog plays"]] * 2, model=enc)
+    assert s.per_caption[0] == s.per_caption[1]
+    s = i2ce(texts, [["a man runs", "snow"]] * len(texts), model=enc)     # equal to a reference:
+    assert s.per_caption[0] == s.per_caption[2] == 1.0                 # 1, not 1 +- an ulp
+    assert (s.per_caption[[1, 3, 4]] < 1).all()
+
+
 def test_shipped_checkpoint_is_small_and_documented():
     path = shipped_path()
     assert path.is_file(), (f"the shipped checkpoint {path} is missing: it is part of the "

@@ -138,10 +138,16 @@ def pair_scores(states, weights: np.ndarray, cand_rows: np.ndarray, ref_rows: np
 
 
 def _match_groups(unit, weights, off, cand_rows, groups, first, out) -> None:
-    """Fill ``out[:, :2]`` with P and R, one similarity product per group of candidates."""
+    """Fill ``out[:, :2]`` with P and R, one similarity product per group of candidates.
+
+    A text twice in a group (PASCAL-50S pairs two systems' identical captions) is matched once:
+    in one product, a row's last bits can depend on its place (matrix kernels of CPUs without
+    AVX-512), and the same caption against the same references must score the same, a tie."""
     for refs, members in groups.items():
         members = np.asarray(members)
-        c_take, c_starts = _spans(off, cand_rows[members])
+        slot = {t: i for i, t in enumerate(dict.fromkeys(cand_rows[members].tolist()))}
+        inverse = np.array([slot[t] for t in cand_rows[members].tolist()], np.int64)
+        c_take, c_starts = _spans(off, np.fromiter(slot, np.int64, len(slot)))   # first-seen order
         r_take, r_starts = _spans(off, np.asarray(refs))
         sim = unit[c_take] @ unit[r_take].T                                  # (sum Tc, sum Tr)
         best_ref = np.maximum.reduceat(sim, r_starts, axis=1)                # (sum Tc, n_refs)
@@ -149,7 +155,7 @@ def _match_groups(unit, weights, off, cand_rows, groups, first, out) -> None:
         best_cand = np.maximum.reduceat(sim, c_starts, axis=0)               # (n_c, sum Tr)
         rec = np.add.reduceat(best_cand * weights[r_take], r_starts, axis=1)  # (n_c, n_refs)
         rows = first[members][:, None] + np.arange(len(refs))                # (n_c, n_refs)
-        out[rows, 0], out[rows, 1] = prec, rec
+        out[rows, 0], out[rows, 1] = prec[inverse], rec[inverse]
 
 
 def token_weights(states, table: IdfTable | None, specials: frozenset[int]) -> np.ndarray:

@@ -46,6 +46,10 @@ def aggregate_cosines(cand: np.ndarray, refs: np.ndarray, n_refs: np.ndarray) ->
     per-reference cosines (R,) and the three aggregates (N,) each."""
     owner = np.repeat(np.arange(len(cand)), n_refs)                      # (R,)
     cos = (cand[owner] * refs).sum(axis=1)                               # (R,)
+    # a candidate that reads as its reference scores exactly 1, not 1 +- an ulp of its own
+    # vector: THumB's human captions are in their references, and the ulps, which differ from
+    # one CPU to another, would break those ties differently on each
+    cos[(cand[owner] == refs).all(axis=1) & refs.any(axis=1)] = 1.0
     starts = np.concatenate([[0], np.cumsum(n_refs)[:-1]]).astype(np.int64)
     centre = np.add.reduceat(refs, starts, axis=0) if len(refs) else refs  # (N, H)
     return {"cosines": cos,

@@ -284,7 +284,13 @@ class I2CE:
 
     def _encode(self, texts: list[str], oov: str, batch_size: int,
                 progress: bool | str) -> np.ndarray:
-        ids = self.ids(texts, oov)
+        # texts that read as the same word ids ("A dog." and "a dog") are encoded once: in one
+        # batch, a row's last bits can depend on its place (matrix kernels of CPUs without
+        # AVX-512), and equal captions must score equal, a tie on every machine
+        read = [tuple(x) for x in self.ids(texts, oov)]
+        slot = {x: i for i, x in enumerate(dict.fromkeys(read))}
+        inverse = np.array([slot[x] for x in read], np.int64)
+        ids = [list(x) for x in slot]
         order = np.argsort([len(x) for x in ids], kind="stable")          # similar lengths batch
         out = np.zeros((len(ids), self.dim), np.float64)
         table = self._table()
@@ -297,7 +303,7 @@ class I2CE:
                 src, lengths = pad_batch([ids[i] for i in rows], self.device)
                 _, intrinsic, _ = self.model.encode(src, lengths, table)
                 out[rows] = intrinsic.double().cpu().numpy()
-        return out
+        return out[inverse]
 
     @torch.no_grad()
     def reconstruct(self, texts: list[str], max_len: int | None = None):
