@@ -282,6 +282,9 @@ def test_the_same_caption_twice_against_the_same_references_is_an_exact_tie():
         assert s.parts[k][1] == s.parts[k][4]
     alone = bertscore(cands[:2], [refs] * 2, model="tiny-bert")
     np.testing.assert_allclose(s.per_caption[:2], alone.per_caption, atol=1e-6)
+    equal = bertscore([refs[1], "a dog"], [refs, ["a dog", "a cat"]], model="tiny-bert")
+    assert [equal.parts[k][0] for k in "PRF"] == [1.0] * 3     # not 1 +- an ulp: THumB's ties
+    assert [equal.parts[k][1] for k in "PRF"] == [1.0] * 3
 
 
 def test_keyed_input_keeps_ids_and_a_loaded_encoder_is_accepted():

@@ -115,6 +115,11 @@ def pair_scores(states, weights: np.ndarray, cand_rows: np.ndarray, ref_rows: np
         groups.setdefault(tuple(ref_rows[first[i]:first[i] + counts[i]]), []).append(i)
     with threadpool_limits(limits=1, user_api="blas"):   # many small products: threads only wait
         _match_groups(unit, weights, off, cand_rows, groups, first, out)
+    # a candidate equal to its reference: P = R = 1 exactly, as in exact arithmetic (bert_score:
+    # 1 +- a few ulps, which differ from one CPU to another and broke THumB's ties between its
+    # human captions, which are in their references, differently on each); the rules below
+    # still zero an empty or weightless text
+    out[cand_rows[owner] == ref_rows, :2] = 1.0
     # as bert_score: an empty text ([CLS] [SEP] only) scores its pairs P = R = 0 (its [CLS]
     # still resembles the other text's tokens); a text whose tokens all weigh 0 (idf 0: in every
     # document) gets its own side 0, P for a candidate, R for a reference (bert_score: NaN);
