@@ -150,8 +150,9 @@ def _match_groups(unit, weights, off, cand_rows, groups, first, out) -> None:
     AVX-512), and the same caption against the same references must score the same, a tie."""
     for refs, members in groups.items():
         members = np.asarray(members)
-        slot = {t: i for i, t in enumerate(dict.fromkeys(cand_rows[members].tolist()))}
-        inverse = np.array([slot[t] for t in cand_rows[members].tolist()], np.int64)
+        texts = cand_rows[members].tolist()
+        slot = {t: i for i, t in enumerate(dict.fromkeys(texts))}
+        inverse = np.array([slot[t] for t in texts], np.int64)
         c_take, c_starts = _spans(off, np.fromiter(slot, np.int64, len(slot)))   # first-seen order
         r_take, r_starts = _spans(off, np.asarray(refs))
         sim = unit[c_take] @ unit[r_take].T                                  # (sum Tc, sum Tr)
