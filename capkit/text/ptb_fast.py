@@ -49,6 +49,7 @@ _ABBREVIATION = re.compile(  # superset of the lexer's abbreviation words (case 
     re.IGNORECASE,
 ).fullmatch
 _ABBREVIATION_CACHE: dict[str, bool] = {}  # keyed by the reversed word
+_SPACE_RUN = re.compile("  +").sub
 # Assimilations are split only when they are a whole alphanumeric run (the lookbehinds come
 # after the literal so that the regex engine can search for the literal).
 _ASSIMILATIONS = [
@@ -91,18 +92,15 @@ def fast_batch(captions: list[str]) -> list[str | None]:
             low = pattern.sub(split, low)
     # The filter drops the , . " tokens. In a plain caption a "," or "." is never between two
     # characters of one token (those captions are not plain), so it is deleted; a '"' may be, so
-    # it becomes a space. Only the lines left with uneven spaces are re-spaced one by one.
+    # it becomes a space. A plain line then holds no whitespace but spaces, so re-spacing it
+    # (" ".join(line.split())) is collapsing its runs of spaces and trimming its ends: done on
+    # the whole text at once (the other lines are not plain, and are dropped below).
     low = low.replace(",", "").replace(".", "").replace('"', " ")
-    lines = low.split("\n")
-    low_starts = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=0))
-    for gap in ("  ", "\n ", " \n"):
-        pos = low.find(gap)
-        while pos >= 0:
-            line = bisect.bisect_right(low_starts, pos + (gap == "\n ")) - 1
-            lines[line] = " ".join(lines[line].split())
-            pos = low.find(gap, low_starts[line + 1] - 1)
+    if "  " in low:
+        low = _SPACE_RUN(" ", low)
+    lines = low.replace(" \n", "\n").replace("\n ", "\n").split("\n")
     for line in (0, len(lines) - 1):
-        lines[line] = " ".join(lines[line].split())
+        lines[line] = lines[line].strip(" ")
     if "'" in text:
         for line in {line_of(m.start()) - 1 for m in re.finditer("'", text)} - bad:
             cap = captions[line]
