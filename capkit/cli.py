@@ -73,9 +73,10 @@ def _one_line_warnings(command: str):
 def entry() -> None:
     """The ``capkit`` command and ``python -m capkit``: ``main``, then the process exit.
 
-    For ``capkit score`` the process's heap is first set up for large memory pages
-    (``commands.huge_pages``: ~0.06 s of a COCO system's run; a library call of ``main`` leaves
-    its process alone). The command then ends the process without tearing the interpreter
+    For ``capkit score`` a child process first starts tokenising the references
+    (``commands.tokenize_ahead``: ~0.06 s of a first run on a COCO system) and the process's
+    heap is set up for large memory pages (``commands.huge_pages``: ~0.06 s); a library call of
+    ``main`` leaves its process alone. The command then ends the process without tearing the interpreter
     down: the ``atexit`` handlers run and the output is flushed, as at a normal exit, but the
     freeing of every module and object (~0.02 s of a 0.6 s run on a COCO system,
     docs/speed.md) is skipped: the operating system reclaims the memory anyway. Other commands
@@ -86,9 +87,10 @@ def entry() -> None:
     1; an output that cannot be written (a full disk) is a one-line error, exit status 2.
     """
     argv = sys.argv[1:]
-    if _command(argv) == "score":       # a process of its own: its heap in 2 MiB pages
-        from capkit.commands.huge_pages import use_huge_pages
-        use_huge_pages()
+    if _command(argv) == "score":       # a process of its own: the references tokenised by a
+        from capkit.commands import huge_pages, tokenize_ahead     # child while it starts,
+        tokenize_ahead.start(argv)                                  # its heap in 2 MiB pages
+        huge_pages.use_huge_pages()
     try:
         code = main(argv)
         sys.stdout.flush()              # a failed write shows here, not as a traceback at exit
@@ -99,6 +101,8 @@ def entry() -> None:
         _drop_stdout()
         print(f"capkit {_command(argv)}: error: {err}", file=sys.stderr)
         sys.exit(2)
+    finally:                            # (an error before it was needed: not left running)
+        _stop_tokenizing_child()
     if _command(argv) == "score" and not _watched() and not _threads_running():
         atexit._run_exitfuncs()         # (then cleared: a normal exit would not run them again)
         try:                            # (what the handlers printed)
@@ -108,6 +112,12 @@ def entry() -> None:
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def _stop_tokenizing_child() -> None:
+    tokenize_ahead = sys.modules.get("capkit.commands.tokenize_ahead")
+    if tokenize_ahead is not None:
+        tokenize_ahead.stop()
 
 
 def _drop_stdout() -> None:

@@ -211,9 +211,9 @@ def test_chunk_size_is_checked_and_auto_means_large_inputs_only():
         with pytest.raises(ValueError, match="chunk_size must be a positive number"):
             Scorer(["bleu_4"], chunk_size=bad)
     auto = Scorer(["bleu_4"])
-    assert auto._chunk_size(CHUNK_SIZE) is None and auto._chunk_size(CHUNK_SIZE + 1) == CHUNK_SIZE
-    assert Scorer(["bleu_4"], chunk_size=None)._chunk_size(10**9) is None
-    assert Scorer(["bleu_4"], chunk_size=10)._chunk_size(10) is None     # one chunk: in memory
+    assert auto.chunk_size_for(CHUNK_SIZE) is None and auto.chunk_size_for(CHUNK_SIZE + 1) == CHUNK_SIZE
+    assert Scorer(["bleu_4"], chunk_size=None).chunk_size_for(10**9) is None
+    assert Scorer(["bleu_4"], chunk_size=10).chunk_size_for(10) is None     # one chunk: in memory
     assert get_spec("meteor").target not in CHUNKED                      # meteor: in memory
 
 

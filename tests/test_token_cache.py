@@ -15,14 +15,14 @@ import pytest
 from capkit.cache_files import CacheWarning
 from capkit.metrics import token_cache
 from capkit.metrics.inputs import prepare
-from capkit.metrics.ngrams import Encoded, encode_flat, join_encoded
-from capkit.text import ptb_tokenize
+from capkit.metrics.ngrams import encode_flat, join_encoded
+from capkit.text import ptb_cache, ptb_tokenize
 
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("CAPKIT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv(token_cache.ENV, raising=False)
+    monkeypatch.delenv(ptb_cache.ENV, raising=False)
     return tmp_path / "cache" / "tokens"
 
 
@@ -136,11 +136,11 @@ def test_scores_are_the_same_from_the_cache(cache, karpathy):
     from capkit.metrics import score
     cands, refs = karpathy
     names = ["bleu_4", "rouge_l", "cider_d"]
-    os.environ[token_cache.ENV] = "0"
+    os.environ[ptb_cache.ENV] = "0"
     try:
         fresh = score(cands, refs, metrics=names)
     finally:
-        del os.environ[token_cache.ENV]
+        del os.environ[ptb_cache.ENV]
     score(cands, refs, metrics=names)                           # writes
     cached = score(cands, refs, metrics=names)                  # reads
     assert _files(cache)
@@ -150,12 +150,12 @@ def test_scores_are_the_same_from_the_cache(cache, karpathy):
 
 
 def test_another_order_or_split_is_another_file(cache, monkeypatch):
-    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 2)
+    monkeypatch.setattr(ptb_cache, "MIN_CAPTIONS", 2)
     a = ["A man rides a horse.", "A dog.\nA cat", "two birds"]
     b = ["A man rides a horse.", "A dog.", "A cat\ntwo birds"]     # joined, the same text
     assert "\n".join(a) == "\n".join(b)
-    assert token_cache.stream_key(a) != token_cache.stream_key(b)
-    assert token_cache.stream_key(a) != token_cache.stream_key(a[::-1])
+    assert ptb_cache.stream_key(a) != ptb_cache.stream_key(b)
+    assert ptb_cache.stream_key(a) != ptb_cache.stream_key(a[::-1])
     for stream in (a, b, a[::-1]):
         assert _tokens(stream) == ptb_tokenize(stream)
     assert len(_files(cache)) == 3
@@ -164,7 +164,7 @@ def test_another_order_or_split_is_another_file(cache, monkeypatch):
 def test_the_stream_context_is_kept(cache, monkeypatch):
     """The PTB tokenizer reads the stream as one text: "with a t." keeps its period before a
     lower-case line only; the cached tokens are the stream's, not each caption's alone."""
-    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 2)
+    monkeypatch.setattr(ptb_cache, "MIN_CAPTIONS", 2)
     for stream in (["a man with a t.", "A man runs"], ["a man with a t.", "a man runs"]):
         assert _tokens(stream) == ptb_tokenize(stream)
         assert _tokens(stream) == ptb_tokenize(stream)   # read back
@@ -178,15 +178,15 @@ def test_the_key_names_the_tokenizer_this_process_runs(cache, monkeypatch):
     from pathlib import Path
 
     from capkit.text import ptb
-    before = token_cache.stream_key(["a dog"])
+    before = ptb_cache.stream_key(["a dog"])
     monkeypatch.setattr(Path, "read_bytes", lambda self: b"edited on disk")
-    assert token_cache.stream_key(["a dog"]) == before
+    assert ptb_cache.stream_key(["a dog"]) == before
     assert ptb._source_digest() != ptb.SOURCE_DIGEST          # what a new process would see
     monkeypatch.setattr(ptb, "SOURCE_DIGEST", ptb._source_digest())
-    assert token_cache.stream_key(["a dog"]) != before
+    assert ptb_cache.stream_key(["a dog"]) != before
     monkeypatch.setattr(ptb, "SOURCE_DIGEST", None)            # sources unreadable: no cache
-    assert token_cache.stream_key(["a dog"]) is None
-    assert token_cache.lookup(["a dog"] * token_cache.MIN_CAPTIONS) is None
+    assert ptb_cache.stream_key(["a dog"]) is None
+    assert token_cache.lookup(["a dog"] * ptb_cache.MIN_CAPTIONS) is None
 
 
 def _bad_ids(path, stream):
@@ -194,9 +194,9 @@ def _bad_ids(path, stream):
     text = ptb_tokenize(stream)
     flat = " ".join(text).split()
     lengths = np.array([len(t.split()) for t in text])
-    bad = Encoded(np.full(len(flat), 5), lengths, np.cumsum(lengths) - lengths, ["a"])
+    bad = (["a"], np.full(len(flat), 5).astype("<i4").tobytes(), lengths.astype("<i4").tobytes())
     with open(path, "wb") as f:
-        token_cache.write(f, text, bad)
+        ptb_cache.write(f, text, bad)
     return path.read_bytes()
 
 
@@ -205,7 +205,7 @@ def _bad_ids(path, stream):
 def test_a_damaged_file_is_replaced_with_a_warning(cache, monkeypatch, damage):
     """Through ``prepare``, as a run meets it: the warning names the file, the scores' tokens
     are the tokenizer's, and the file is written again whole (ids included)."""
-    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 2)
+    monkeypatch.setattr(ptb_cache, "MIN_CAPTIONS", 2)
     cands = ["A horse.", "Dogs.", "A cat."]
     refs = [["A man rides a horse."], ["Two dogs play."], ["A cat sleeps on a mat."]]
     stream = _stream(dict(enumerate(refs)))
@@ -222,7 +222,7 @@ def test_a_damaged_file_is_replaced_with_a_warning(cache, monkeypatch, damage):
     def resealed(i, value):            # a changed field under a digest that matches it
         new = fields[:i] + [value] + fields[i + 1:6]
         body = data[len(header) + 1:]
-        return b" ".join(new + [token_cache._digest(b" ".join(new), body)]) + b"\n" + body
+        return b" ".join(new + [ptb_cache.digest(b" ".join(new), body)]) + b"\n" + body
     damaged = {"truncate": data[:-5], "flip": data[:-3] + b"X" + data[-2:],
                "count": with_field(2, b"2"), "format": with_field(1, b"9"),
                "text_size": with_field(3, b"%d" % (int(fields[3]) - 1)),
@@ -246,7 +246,7 @@ def test_a_files_bytes_depend_on_the_stream_only(cache, monkeypatch):
     """Candidates that are not single-spaced words ("5 1/2" is one token with a no-break
     space) do not keep the references' ids out of the file: every writer writes the same
     bytes, which is why writes take no lock."""
-    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 2)
+    monkeypatch.setattr(ptb_cache, "MIN_CAPTIONS", 2)
     refs = [["A man rides a horse."], ["Two dogs play."]]
     prepare(["a dog", "5 1/2 cats"], refs)
     path, = _files(cache)
@@ -283,7 +283,7 @@ def test_user_token_metrics_get_lists_whatever_the_cache_holds(cache, karpathy):
 
 
 def test_a_read_only_folder_costs_a_warning(cache, monkeypatch, read_only):
-    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 2)
+    monkeypatch.setattr(ptb_cache, "MIN_CAPTIONS", 2)
     read_only(cache)
     stream = ["A man rides a horse.", "Two dogs play."]
     with pytest.warns(CacheWarning, match="cannot write its cache"):
@@ -331,9 +331,9 @@ def test_processes_that_miss_at_once_write_one_whole_file(cache, karpathy):
 def test_off_by_environment_or_argument_and_for_short_streams(cache, karpathy, monkeypatch):
     cands, refs = karpathy
     prepare(cands, refs, token_cache=False)
-    monkeypatch.setenv(token_cache.ENV, "off")
+    monkeypatch.setenv(ptb_cache.ENV, "off")
     prepare(cands, refs)
-    monkeypatch.delenv(token_cache.ENV)
+    monkeypatch.delenv(ptb_cache.ENV)
     few = dict(list(refs.items())[:100])                         # 500 references
     prepare({i: cands[i] for i in few}, few)
     prepare(cands, refs, tokenizer="split")
@@ -343,20 +343,20 @@ def test_off_by_environment_or_argument_and_for_short_streams(cache, karpathy, m
 
 
 def test_the_folder_is_bounded_least_recently_used_first(cache, monkeypatch):
-    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 1)
+    monkeypatch.setattr(ptb_cache, "MIN_CAPTIONS", 1)
     streams = [[f"caption number {i}"] for i in range(6)]
     for i, stream in enumerate(streams):
         _tokens(stream)
         os.utime(_newest(cache), (1_000 + i, 1_000 + i))          # written in this order
     _tokens(streams[0])                          # read: now the most recent
-    paths = {i: cache / f"ptb-{token_cache.stream_key(s)}.txt" for i, s in enumerate(streams)}
-    deleted = token_cache.prune(paths[5], max_files=3)
+    paths = {i: cache / f"ptb-{ptb_cache.stream_key(s)}.txt" for i, s in enumerate(streams)}
+    deleted = ptb_cache.prune(paths[5], max_files=3)
     assert set(deleted) == {paths[1], paths[2], paths[3]}
     assert set(_files(cache)) == {paths[0], paths[4], paths[5]}
     size = paths[0].stat().st_size
-    assert token_cache.prune(paths[5], max_bytes=2 * size) == [paths[4]]
+    assert ptb_cache.prune(paths[5], max_bytes=2 * size) == [paths[4]]
     assert set(_files(cache)) == {paths[0], paths[5]}
-    assert token_cache.prune(paths[5], max_files=0) == [paths[0]]   # never the one written
+    assert ptb_cache.prune(paths[5], max_files=0) == [paths[0]]   # never the one written
     assert _files(cache) == [paths[5]]
 
 
@@ -365,12 +365,12 @@ def _newest(cache):
 
 
 def test_prune_removes_temporary_files_of_killed_writers_only_when_old(cache, monkeypatch):
-    monkeypatch.setattr(token_cache, "MIN_CAPTIONS", 1)
+    monkeypatch.setattr(ptb_cache, "MIN_CAPTIONS", 1)
     _tokens(["a first stream"])
     written, = _files(cache)
     old, fresh = cache / f".{written.name}.tmp-old123", cache / f".{written.name}.tmp-new456"
     for p in (old, fresh):
         p.write_bytes(b"half a file")
     os.utime(old, (1_000, 1_000))                      # a writer killed long ago
-    assert token_cache.prune(written) == [old]
+    assert ptb_cache.prune(written) == [old]
     assert fresh.exists() and written.exists()

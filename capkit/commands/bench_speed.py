@@ -65,10 +65,12 @@ def _whole_process(cands: dict, refs: dict, repeat: int) -> None:
           f"{res['pycocoevalcap_s']:.2f} s (fastest {res['pycocoevalcap_best_s']:.2f} s);\n"
           f"  capkit score, first run (tokenises the references, caches their tokens): "
           f"{res['capkit_s']:.2f} s: {res['ratio']:.1f}x (fastest runs {res['best_ratio']:.1f}x)\n"
+          f"  (the same without the child that tokenises them while it starts, "
+          f"CAPKIT_TOKENIZE_AHEAD=0: {res['capkit_alone_s']:.2f} s: {res['alone_ratio']:.1f}x)\n"
           f"  capkit score, references tokenised before (tokens read from the cache): "
           f"{res['capkit_repeated_s']:.2f} s: {res['repeated_ratio']:.1f}x (fastest runs "
           f"{res['repeated_best_ratio']:.1f}x)\n"
-          f"  corpus-score difference {res['max_corpus_diff']:.2e}; the two capkit runs "
+          f"  corpus-score difference {res['max_corpus_diff']:.2e}; the three capkit runs "
           "printed the same scores")
     print("both sides' bytecode compiled first, as pip leaves an installed package" if
           res["bytecode_compiled"] else "capkit's or pycocoevalcap's folder is read-only: their "

@@ -5,6 +5,7 @@ import argparse
 import inspect
 import sys
 
+from capkit.commands import tokenize_ahead
 from capkit.commands.args import metric_list
 from capkit.report import format_table, write_scores_csv, write_scores_json
 
@@ -19,7 +20,8 @@ def register(sub) -> None:
                         "with no candidate are left out, as COCOEvalCap does ('-': standard "
                         "input). Their PTB tokens (1,000 references or more) are kept in "
                         "capkit's cache folder and read by the next run on the same references "
-                        "(CAPKIT_TOKEN_CACHE=0: off)")
+                        "(CAPKIT_TOKEN_CACHE=0: off); a first run tokenises them in a child "
+                        "process while it starts (CAPKIT_TOKENIZE_AHEAD=0: off)")
     p.add_argument("--metrics", type=metric_list, default=list(suite("classic")),
                    help="comma-separated names, or module:function for your own metric")
     p.add_argument("--format", choices=["json", "csv", "table", "markdown"], default="table")
@@ -68,8 +70,13 @@ def run(args: argparse.Namespace) -> int:
     refs = _references_of(cands, refs)
     options = {name: {"progress": "auto"} for name, spec in specs.items()
                if "progress" in inspect.signature(spec.function).parameters}
-    results = Scorer(specs, tokenizer=args.tokenizer, options=options, strict=args.strict,
-                     chunk_size=args.chunk_size).score(cands, refs, images=args.images)
+    scorer = Scorer(specs, tokenizer=args.tokenizer, options=options, strict=args.strict,
+                    chunk_size=args.chunk_size)
+    if any(spec.tokens for spec in specs.values()) and scorer.chunk_size_for(len(cands)) is None:
+        tokenize_ahead.wait()       # its tokens file, if it was started: a repeated run from here
+    else:
+        tokenize_ahead.stop()
+    results = scorer.score(cands, refs, images=args.images)
     del cands, refs
     if args.format == "json":       # written a block of captions at a time (a million rows)
         write_scores_json(results, sys.stdout)

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from capkit.caption_files import paused_gc
-from capkit.metrics.inputs import _SPLITS_APART, CaptionBatch, no_tokens, tokenized_text
+from capkit.metrics.inputs import CaptionBatch, no_tokens, tokenized_text
 from capkit.metrics.ngrams import Encoded
+from capkit.text.ptb_cache import splits_apart
 
 TOKENIZE_BLOCK = 100_000      # captions tokenised per call (bounds the tokenizer's memory)
 REMEMBERED = 2_000_000        # distinct tokenisations remembered for reuse (bounds a dict)
@@ -145,7 +146,7 @@ class _Interner:
         self.offsets.extend(itertools.islice(
             itertools.accumulate(map(len, words), initial=self.offsets[-1]), 1, None))
         for i, text in enumerate(texts):
-            if _SPLITS_APART(text):
+            if splits_apart((text,)):
                 self.rouge_split[first + i] = self._rouge_ids(text)
 
     def _rouge_ids(self, text: str) -> np.ndarray:

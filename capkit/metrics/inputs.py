@@ -19,6 +19,7 @@ import numpy as np
 from capkit.metrics.lazy_tokens import DecodedReferences, DecodedSegments, SplitReferences
 from capkit.metrics.ngrams import (CandidateJoin, Encoded, NgramIndex, build_index, candidate_join,
                                    encode, encode_flat, join_encoded)
+from capkit.text.ptb_cache import splits_apart, tokens_of
 
 TOKENIZERS = ("ptb", "split")
 
@@ -310,14 +311,14 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
     # The references are encoded alone (or read so from the cache), then the candidates' words
     # are numbered in front of theirs (join_encoded): the ids of encoding candidates +
     # references together, and a cache file's ids never depend on the candidates.
-    refs_apart = _splits_apart(ref_text)
-    splits_apart = refs_apart or _splits_apart(cand_text)
+    refs_apart = splits_apart(ref_text)
+    apart = refs_apart or splits_apart(cand_text)
     ref_flat, ref_encoded = (None, cached.encoding) if found else \
         (None, None) if refs_apart else _flat_and_encoded(ref_text)
     if cached is not None and not found:      # the first run on these references: save them
         cached.save(ref_text, ref_encoded)
     encoded, cand_toks, ref_toks = None, None, None
-    if ref_encoded is not None and not splits_apart:
+    if ref_encoded is not None and not apart:
         cand_flat, cand_lengths = _tokens_of(cand_text)
         if cand_flat is not None:   # only the candidates' words are looked up
             encoded = join_encoded(cand_flat, cand_lengths, ref_encoded)
@@ -337,7 +338,7 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
     batch.cache["n_refs"] = np.fromiter(map(len, refs), dtype=np.int64, count=len(refs))
     if encoded is not None:
         batch.cache["encoded"] = encoded
-    if splits_apart:
+    if apart:
         # the PTB tokenizer keeps a no-break space inside "5 1/2" and phone numbers; BLEU and
         # CIDEr-D split it apart (str.split()), pycocoevalcap's ROUGE-L does not (split(" "))
         batch.cache["rouge_view"] = CaptionBatch(
@@ -348,7 +349,7 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
 
 def _flat_and_encoded(texts: list[str]) -> tuple[list[str] | None, Encoded | None]:
     """All tokens of ``texts`` (space-joined tokens, no whitespace but the space:
-    ``_splits_apart`` False) in one list, and their ``ngrams.encode_flat``; (None, None) when
+    ``splits_apart`` False) in one list, and their ``ngrams.encode_flat``; (None, None) when
     they are not single-spaced."""
     flat, lengths = _tokens_of(texts)
     return (None, None) if flat is None else (flat, encode_flat(flat, lengths))
@@ -373,30 +374,11 @@ def no_tokens(names: list[str], tokenizer: str, strict: bool) -> None:
                       "--strict, raises instead)", stacklevel=4)
 
 
-_SPLITS_APART = re.compile(r"[^\S ]").search     # whitespace other than the plain space
-_ASCII_SPACES_BUT_SPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"   # the rest of str.isspace in ASCII
-
-
-def _splits_apart(texts: list[str]) -> bool:
-    """Whether any text holds whitespace other than the plain space (one pass over them all)."""
-    joined = "".join(texts)
-    if joined.isascii():
-        return any(c in joined for c in _ASCII_SPACES_BUT_SPACE)
-    return _SPLITS_APART(joined) is not None
-
-
 def _tokens_of(texts: list[str]) -> tuple[list[str] | None, np.ndarray | None]:
-    """All tokens of ``texts`` in one list and the number of each text's tokens, when every text
-    is its tokens joined by single spaces (as tokenisers return them); else (None, None).
-
-    One ``str.split`` of the joined texts makes each token string once, where splitting every
-    text on its own, then flattening the lists, makes a list per text and walks every token
-    twice. Assumes no whitespace but the space within a text (``_splits_apart`` is False).
-    A text has at most its spaces + 1 tokens, exactly as many when no space leads, trails or
-    follows another: so the totals agree only if every text is single-spaced."""
-    spaces = np.fromiter(map(str.count, texts, itertools.repeat(" ")), dtype=np.int64,
-                         count=len(texts))
-    nonempty = np.fromiter(map(bool, texts), dtype=bool, count=len(texts))
-    lengths = np.where(nonempty, spaces + 1, 0)
-    flat = "\n".join(texts).split()
-    return (flat, lengths) if len(flat) == int(lengths.sum()) else (None, None)
+    """``ptb_cache.tokens_of`` with the counts as an int64 array; (None, None) when the texts
+    are not single-spaced."""
+    found = tokens_of(texts)
+    if found is None:
+        return None, None
+    flat, lengths = found
+    return flat, np.frombuffer(lengths, dtype=np.intc).astype(np.int64)

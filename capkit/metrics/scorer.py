@@ -126,7 +126,7 @@ class Scorer:
     def _score_in_chunks(self, texts, kwargs) -> tuple[dict[str, Scores], int | None]:
         """The metrics that can be scored in chunks, when the input is large enough: their
         results and the number of candidates with no tokens; ({}, None) when there are none."""
-        size = self._chunk_size(len(texts[0]))
+        size = self.chunk_size_for(len(texts[0]))
         chunked = {name: spec for name, spec in self.specs.items()
                    if size and chunkable(spec, kwargs[name])}
         if not chunked:
@@ -134,7 +134,7 @@ class Scorer:
         captions = compact(*texts, tokenizer=self.tokenizer, strict=self.strict)
         return score_chunks(chunked, captions, size, kwargs), captions.n_empty
 
-    def _chunk_size(self, n: int) -> int | None:
+    def chunk_size_for(self, n: int) -> int | None:
         """Candidates per chunk for an input of n candidates; None: score it in memory."""
         if self.chunk_size == "auto":
             return CHUNK_SIZE if n > CHUNK_SIZE else None
