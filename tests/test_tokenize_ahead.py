@@ -100,8 +100,23 @@ def test_it_starts_only_where_it_can_help(tmp_path, cache, monkeypatch):
         assert tokenize_ahead.wanted(argv) is None, argv
     for env in ({ptb_cache.ENV: "0"}, {tokenize_ahead.ENV: "off"}):
         assert tokenize_ahead.wanted(base, {**os.environ, **env}) is None
+    size = tokenize_ahead.MAX_FILE_BYTES
+    monkeypatch.setattr(tokenize_ahead, "MAX_FILE_BYTES", 3)
+    assert tokenize_ahead.wanted(base) is None                        # files too large
+    monkeypatch.setattr(tokenize_ahead, "MAX_FILE_BYTES", size)
+    assert tokenize_ahead.wanted(base) == (str(c), str(r))
     monkeypatch.setattr(tokenize_ahead, "_cpus", lambda: 1)
     assert tokenize_ahead.wanted(base) is None
+
+
+def test_an_input_scored_in_chunks_is_left_to_the_parent(tmp_path, cache, monkeypatch):
+    from capkit.metrics.chunked import CHUNK_SIZE
+    assert tokenize_ahead.MAX_CANDIDATES == CHUNK_SIZE
+    monkeypatch.setattr(tokenize_ahead, "MAX_CANDIDATES", 10)
+    c, r = tmp_path / "c.json", tmp_path / "r.json"
+    c.write_text(json.dumps({str(i): "a dog" for i in range(11)}))
+    r.write_text("not even read")
+    assert not tokenize_ahead.tokenize_references(str(c), str(r))
 
 
 def _score(c, r, cache_dir, ahead, *extra):
@@ -125,7 +140,7 @@ def test_a_first_run_prints_the_same_bytes_with_or_without_the_child(karpathy, t
     assert again.stdout == without.stdout
 
 
-def test_a_stream_the_parent_does_not_score_changes_nothing(tmp_path):
+def test_a_stream_the_parent_does_not_score_changes_nothing(tmp_path, cache):
     """References with a lone surrogate: ``align`` drops it, so the child's stream (as read)
     names another file than the parent's; the parent tokenises on its own, same scores."""
     cands = {str(i): f"a dog number {i}" for i in range(600)}
@@ -136,7 +151,8 @@ def test_a_stream_the_parent_does_not_score_changes_nothing(tmp_path):
     outs = [_score(c, r, tmp_path / f"cache{ahead}", ahead) for ahead in (True, False)]
     assert outs[0].returncode == 0, outs[0].stderr
     assert outs[0].stdout == outs[1].stdout
-    assert len(list((tmp_path / "cacheTrue" / "tokens").glob("ptb-*.txt"))) == 2
+    child = tokenize_ahead.wanted(["--candidates", str(c), "--references", str(r)]) is not None
+    assert len(list((tmp_path / "cacheTrue" / "tokens").glob("ptb-*.txt"))) == 1 + child
 
 
 def test_an_error_before_the_wait_ends_the_run_at_once(karpathy, tmp_path):

@@ -9,7 +9,7 @@ will order it (candidate ids in file order, each id's references in order) and s
 tokens file through ``ptb_cache.save``, with the bytes the parent would have written; it never
 prints, never reads standard input, and always ends with ``os._exit``. The parent calls ``wait``
 just before scoring, and its ``token_cache.lookup`` then finds the file, as a repeated run
-does. On the 2-core machine of docs/speed.md this takes ~0.06 s off a first run.
+does. On the 2-core machine of docs/speed.md this takes 0.03-0.08 s off a first run.
 
 Nothing rests on the child: a file it names by a stream the parent does not score (references
 with lone surrogates, which ``align`` drops) is never looked up, one it fails to write (a
@@ -19,8 +19,9 @@ does the parent reads a file of exactly the stream it scores, or none.
 
 The child is started only for ``capkit score`` run as a process of its own (``cli.entry``), with
 the PTB tokenizer, the token cache on, both files regular files (not ``-``, not a pipe, which
-the parent must read itself), at least two CPUs to run on, on a system with ``os.fork``, and
-not when ``CAPKIT_TOKENIZE_AHEAD`` is 0 (off, false, no). The parent stops it unwaited when
+the parent must read itself) of 256 MiB or less together, at least two CPUs to run on, on
+Linux (where it was tested; it forks before any thread is started), and not when
+``CAPKIT_TOKENIZE_AHEAD`` is 0 (off, false, no). The parent stops it unwaited when
 it will not need it (no metric that takes tokens; an input scored in chunks, which never uses
 the cache) or when the run ends early (an error).
 """
@@ -31,6 +32,11 @@ import sys
 
 ENV = "CAPKIT_TOKENIZE_AHEAD"
 WAIT_S = 60.0     # the child takes ~0.2 s on a COCO split; past this the parent goes on alone
+# Larger inputs are scored in chunks, which never read the token cache (``metrics.chunked``'s
+# CHUNK_SIZE, which imports numpy): the child stops after reading the candidates. And files
+# this large are not read twice at once (the child would hold a second copy in memory).
+MAX_CANDIDATES = 50_000
+MAX_FILE_BYTES = 256 * 2**20
 
 _child: tuple[int, int] | None = None     # (pid, read end of a pipe the child holds open)
 
@@ -39,7 +45,7 @@ def wanted(argv: list[str], environ=os.environ) -> tuple[str, str] | None:
     """The candidates and references files of a ``capkit score`` command line whose references
     a child can tokenise ahead (see the module docstring); None when it cannot."""
     if environ.get(ENV, "").strip().lower() in {"0", "off", "false", "no"} or \
-            not hasattr(os, "fork") or _cpus() < 2:
+            not sys.platform.startswith("linux") or _cpus() < 2:
         return None
     from capkit.text import ptb_cache
     if not ptb_cache.enabled(environ):
@@ -47,7 +53,8 @@ def wanted(argv: list[str], environ=os.environ) -> tuple[str, str] | None:
     options = _options(argv)
     paths = options.get("--candidates"), options.get("--references")
     if options.get("--tokenizer", "ptb") != "ptb" or not all(paths) or \
-            not all(os.path.isfile(p) for p in paths):
+            not all(os.path.isfile(p) for p in paths) or \
+            sum(map(os.path.getsize, paths)) > MAX_FILE_BYTES:
         return None
     return paths
 
@@ -105,11 +112,15 @@ def _threads_started() -> bool:
 
 def tokenize_references(candidates_path: str, references_path: str) -> bool:
     """Save the PTB tokens of the references' stream of these two files in the token cache, as
-    ``inputs.prepare`` would (what the child runs). False when there is nothing to do: a
-    stream too short to cache, the cache off, or the file there already."""
+    ``inputs.prepare`` would (what the child runs). False when there is nothing to do: more
+    candidates than are scored in memory, a stream too short to cache, the cache off, or the
+    file there already."""
     from capkit.caption_files import read_candidates, read_references
     from capkit.text import ptb_cache, ptb_tokenize
-    cands, refs = read_candidates(candidates_path), read_references(references_path)
+    cands = read_candidates(candidates_path)
+    if len(cands) > MAX_CANDIDATES:
+        return False
+    refs = read_references(references_path)
     stream = [caption for i in cands for caption in refs[i]]
     path = ptb_cache.path_of(stream)
     if path is None or path.exists():

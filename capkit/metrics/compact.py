@@ -145,9 +145,10 @@ class _Interner:
         self.tokens.extend(map(vocab.__getitem__, itertools.chain.from_iterable(words)))
         self.offsets.extend(itertools.islice(
             itertools.accumulate(map(len, words), initial=self.offsets[-1]), 1, None))
-        for i, text in enumerate(texts):
-            if splits_apart((text,)):
-                self.rouge_split[first + i] = self._rouge_ids(text)
+        if splits_apart(texts):                 # (one pass over the block, then each text)
+            for i, text in enumerate(texts):
+                if splits_apart((text,)):
+                    self.rouge_split[first + i] = self._rouge_ids(text)
 
     def _rouge_ids(self, text: str) -> np.ndarray:
         # whitespace-free pieces of split(" ") are split() tokens, already in vocab
