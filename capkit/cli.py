@@ -74,11 +74,11 @@ def entry() -> None:
     """The ``capkit`` command and ``python -m capkit``: ``main``, then the process exit.
 
     For ``capkit score`` a child process first starts tokenising the references
-    (``commands.tokenize_ahead``: ~0.06 s of a first run on a COCO system) and the process's
+    (``commands.tokenize_ahead``: 0.03-0.08 s of a first run on a COCO system) and the process's
     heap is set up for large memory pages (``commands.huge_pages``: ~0.06 s); a library call of
-    ``main`` leaves its process alone. The command then ends the process without tearing the interpreter
-    down: the ``atexit`` handlers run and the output is flushed, as at a normal exit, but the
-    freeing of every module and object (~0.02 s of a 0.6 s run on a COCO system,
+    ``main`` leaves its process alone. The command then ends the process without tearing the
+    interpreter down: the ``atexit`` handlers run and the output is flushed, as at a normal
+    exit, but the freeing of every module and object (~0.02 s of a 0.6 s run on a COCO system,
     docs/speed.md) is skipped: the operating system reclaims the memory anyway. Other commands
     run long, may leave files for finalizers to close, and exit normally; so does a score run
     with a thread still working, or under a profiler, tracer or debugger (``python -m cProfile

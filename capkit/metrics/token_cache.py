@@ -105,7 +105,8 @@ def read(path: Path, count: int) -> tuple[list[str], Encoded | None]:
         return text, None
     ids = np.frombuffer(body, "<i4", n_tokens, start).astype(np.int64)
     lengths = np.frombuffer(body, "<i4", count, start + 4 * n_tokens)
-    if int(lengths.sum()) != n_tokens or (n_tokens and not 0 <= ids.min() <= ids.max() < len(vocab)):
+    if int(lengths.sum()) != n_tokens or \
+            (n_tokens and not 0 <= ids.min() <= ids.max() < len(vocab)):
         raise ValueError("its token ids do not match its vocabulary")
     lengths = lengths.astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
