@@ -197,3 +197,20 @@ def test_a_child_that_does_not_finish_is_stopped_after_the_timeout(tmp_path):
     assert done.returncode == 0, done.stderr
     state, waited = done.stdout.split()
     assert state == "gone" and float(waited) < 10
+
+
+def test_a_fork_or_a_file_that_fails_means_no_child_and_no_error(tmp_path, cache, monkeypatch):
+    c, r = tmp_path / "c.json", tmp_path / "r.json"
+    c.write_text("{}")
+    r.write_text("{}")
+    argv = ["score", "--candidates", str(c), "--references", str(r)]
+
+    def fails(*args):
+        raise OSError(11, "Resource temporarily unavailable")
+    monkeypatch.setattr(os, "fork", fails)
+    monkeypatch.setattr(tokenize_ahead, "_threads_started", lambda: False)
+    fds = len(os.listdir("/proc/self/fd"))
+    assert not tokenize_ahead.start(argv) and tokenize_ahead._child is None
+    assert len(os.listdir("/proc/self/fd")) == fds                  # the pipe closed again
+    monkeypatch.setattr(os.path, "getsize", fails)         # (the file removed meanwhile)
+    assert not tokenize_ahead.start(argv) and tokenize_ahead._child is None

@@ -84,11 +84,19 @@ def start(argv: list[str]) -> bool:
     """Fork the child for this command line if ``wanted``; True if one was started. Call it
     before numpy (or anything that starts threads) is imported."""
     global _child
-    paths = wanted(argv)
-    if paths is None or _child is not None or _threads_started():
+    try:
+        paths = wanted(argv)
+        if paths is None or _child is not None or _threads_started():
+            return False
+        read_end, write_end = os.pipe()
+    except OSError:                  # a file gone meanwhile, no file descriptors left: no child
         return False
-    read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:                  # no memory or processes left for it: the parent alone
+        os.close(read_end)
+        os.close(write_end)
+        return False
     if pid == 0:                     # the child: never returns
         code = 1
         try:
