@@ -1,5 +1,6 @@
 """Every capkit name the README shows a user still imports (issue #11: public names unchanged)."""
 import importlib
+import importlib.util
 import re
 from pathlib import Path
 
@@ -24,7 +25,10 @@ def test_readme_lists_imports_at_all():
 def test_metrics_named_in_the_module_table_are_public():
     import capkit.metrics as M
     names = {n for n in re.findall(r"`(\w+)`", METRICS_ROW) if not n.startswith("capkit")}
-    missing = sorted(n for n in names if not hasattr(M, n))
+    # a name is a public function, or a module of the package (token_cache): that one is an
+    # attribute only once something imported it, so whether it exists is asked of the importer
+    missing = sorted(n for n in names if not hasattr(M, n)
+                     and importlib.util.find_spec(f"capkit.metrics.{n}") is None)
     assert not missing, f"capkit.metrics lacks {missing}, which the README's table names"
     # meteor and spice are subpackages too: the package attribute must be the function
     assert callable(M.meteor) and callable(M.spice) and callable(M.spice_lite)
