@@ -155,7 +155,7 @@ def test_a_stream_the_parent_does_not_score_changes_nothing(tmp_path, cache):
     assert len(list((tmp_path / "cacheTrue" / "tokens").glob("ptb-*.txt"))) == 1 + child
 
 
-def test_an_error_before_the_wait_ends_the_run_at_once(karpathy, tmp_path):
+def test_an_error_before_the_wait_ends_the_run_with_its_message(karpathy, tmp_path):
     c, r = karpathy
     done = _score(c, r, tmp_path / "cache", True, "--tokenizer", "ptb", "--chunk-size", "-1")
     assert done.returncode == 2 and b"cannot be negative" in done.stderr

@@ -17,24 +17,21 @@ that ``capkit score`` can tokenise a first run's references in a child process w
 
 * **Key**: BLAKE2b of the stream (every caption, in order, and each one's length: two streams
   that join to the same text still differ), of the tokenizer's source files as this process
-  imported them (``ptb.SOURCE_DIGEST``: ``ptb.py``, ``ptb_lexer.py``, ``ptb_rules.py``), of
-  Python's Unicode tables and version and of the file format: another stream, another order
-  (the PTB tokenizer reads the stream as one text), an edited tokenizer or another Python gives
-  another file, and a kernel that imported the tokenizer before its files were edited keys its
-  tokens by the code it runs.
-* **File**: ``tokens/ptb-<32 hex>.txt``: a header line ``capkit-ptb-tokens <FORMAT> <captions>
-  <text bytes> <words> <tokens> <BLAKE2b of these fields and the rest>``, the tokenised
-  captions one a line (UTF-8; tokens never hold a line break), then, unless ``<words>`` is -1
-  (tokens that are not single-spaced), the vocabulary one word a line and the ids and lengths
-  as little-endian int32. A file whose header, count, digest or ids are wrong is reported with
-  one ``CacheWarning`` and replaced. Writes are atomic (``cache_files.write_atomic``) and take
-  no lock: a file's bytes depend on its stream only (``prepare`` encodes the references alone,
-  whatever the candidates), so every writer writes the same bytes (``CachedStream.save``,
-  and ``capkit score``'s tokenising child through ``ptb_cache.encode``),
-  and a reader sees one whole file. A folder that cannot be written costs one warning; the
-  tokens are then made in memory.
+  imported them (``ptb.SOURCE_DIGEST``: ``ptb.py``, ``ptb_fast.py``, ``ptb_lexer.py``,
+  ``ptb_rules.py``), of Python's Unicode tables and version and of the file format: another
+  stream, another order (the PTB tokenizer reads the stream as one text), an edited tokenizer or
+  another Python gives another file, and a kernel that imported the tokenizer before its files
+  were edited keys its tokens by the code it runs.
+* **File**: ``tokens/ptb-<32 hex>.txt``, in the format ``ptb_cache`` describes (the tokens, then
+  the vocabulary and int32 ids unless they are not single-spaced). A file whose header, count,
+  digest or ids are wrong is reported with one ``CacheWarning`` and replaced. Writes are atomic
+  (``cache_files.write_atomic``) and take no lock: a file's bytes depend on its stream only
+  (``prepare`` encodes the references alone, whatever the candidates), so every writer writes
+  the same bytes (``CachedStream.save``, and ``capkit score``'s tokenising child through
+  ``ptb_cache.encode``), and a reader sees one whole file. A folder that cannot be written costs
+  one warning; the tokens are then made in memory.
 * **Bounded**: a read marks its file as used (its modification time); once a new file is
-  written, the least recently used ones beyond ``MAX_FILES`` files or ``MAX_BYTES`` in all are
+  written, the least recently used ones beyond ``ptb_cache.MAX_FILES`` files or ``MAX_BYTES`` in all are
   deleted, and so are temporary files that writers killed mid-write left over an hour ago.
 * **Lists on request**: ``prepare`` gives the references as lists; the ``Scorer`` asks for
   them lazily (``lazy_references``), for its built-in metrics, and hands a user's token metric
