@@ -32,7 +32,8 @@ that ``capkit score`` can tokenise a first run's references in a child process w
   one warning; the tokens are then made in memory.
 * **Bounded**: a read marks its file as used (its modification time); once a new file is
   written, the least recently used ones beyond ``ptb_cache.MAX_FILES`` files or ``MAX_BYTES``
-  in all are deleted, and so are temporary files that writers killed mid-write left over an hour ago.
+  in all are deleted, and so are temporary files that writers killed mid-write left over an
+  hour ago.
 * **Lists on request**: ``prepare`` gives the references as lists; the ``Scorer`` asks for
   them lazily (``lazy_references``), for its built-in metrics, and hands a user's token metric
   lists (``CaptionBatch.with_lists``).
