@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capkit.text.ptb_cache import number_words
+
 
 @dataclass(frozen=True)
 class NgramTable:
@@ -66,9 +68,8 @@ def encode(segments: list[list[str]]) -> Encoded:
 
 def encode_flat(flat: list[str], lengths: np.ndarray) -> Encoded:
     """``encode`` of segments given as all their tokens in one list and each one's length."""
-    words = list(dict.fromkeys(flat))                     # token id -> token, first appearance
-    vocab = dict(zip(words, range(len(words))))
-    tokens = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+    words, ids = number_words(flat)                       # token id -> token, first appearance
+    tokens = np.frombuffer(ids, dtype=np.intc).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     return Encoded(tokens, lengths, starts, words)
 
@@ -79,11 +80,11 @@ def join_encoded(first: list[str], first_lengths: np.ndarray, rest: Encoded) -> 
     appearance, then ``rest``'s new words in its own order of first appearance (which is their
     joint order of first appearance). ``prepare`` encodes the references alone (or reads them
     so from ``token_cache``) and joins the candidates in front this way."""
-    words = list(dict.fromkeys(first))
+    words, first_ids = number_words(first)
     vocab = dict(zip(words, range(len(words))))
-    first_ids = np.fromiter(map(vocab.__getitem__, first), dtype=np.int64, count=len(first))
     # len(vocab) is read before setdefault adds a new word: the next id
     renumber = np.array([vocab.setdefault(w, len(vocab)) for w in rest.vocab], dtype=np.int64)
+    first_ids = np.frombuffer(first_ids, dtype=np.intc).astype(np.int64)
     tokens = np.concatenate([first_ids, renumber[rest.tokens]])
     lengths = np.concatenate([np.asarray(first_lengths, dtype=np.int64), rest.lengths])
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
