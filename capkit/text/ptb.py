@@ -61,7 +61,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from capkit.text import ptb_fast, ptb_lexer, ptb_rules
+from capkit.text import pattern_cache, ptb_fast, ptb_lexer, ptb_rules
 from capkit.text.ptb_fast import ends_plainly, fast_batch
 
 __all__ = ["ptb_tokenize", "PUNCTUATIONS"]
@@ -100,7 +100,7 @@ _LEXER = None  # (character map, pattern, itemgetter of every alternative's tota
 def _lexer():
     global _LEXER
     if _LEXER is None:
-        charmap, pattern, slots = ptb_lexer.build_lexer()
+        charmap, pattern, slots = ptb_lexer.build_lexer(pattern_cache.compile)
         _LEXER = charmap, pattern, operator.itemgetter(*[outer for outer, _inner, _action in slots]), slots
     return _LEXER
 

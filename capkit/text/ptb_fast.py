@@ -151,5 +151,6 @@ _PLAIN_END = re.compile(r'(?:^| )[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*[ ,."]*\Z').searc
 def ends_plainly(caption: str) -> bool:
     """Whether the fast path's tokens of ``caption`` (a plain caption: it was not sent to the
     full lexer) hold at the end of the input, so that the last caption of a stream needs no
-    lexer (building it is ~0.03 s): its last word is a ``_PLAIN_END``."""
+    lexer (building it takes ~0.015 s with its compiled pattern in the cache, ~0.045 s
+    without): its last word is a ``_PLAIN_END``."""
     return _PLAIN_END(caption) is not None
