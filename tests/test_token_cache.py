@@ -257,6 +257,28 @@ def test_a_files_bytes_depend_on_the_stream_only(cache, monkeypatch):
     assert token_cache.lookup(_stream(dict(enumerate(refs)))).encoding is not None
 
 
+def test_lookup_waits_for_an_expected_writer_once_it_knows_the_files_name(cache, monkeypatch):
+    """``capkit score``'s child (``commands.tokenize_ahead``) registers its wait with
+    ``ptb_cache.expect_writer``: lookup calls it once, after hashing the stream and before
+    looking for the file, so a file the writer saves is found; later lookups do not wait."""
+    monkeypatch.setattr(ptb_cache, "MIN_CAPTIONS", 2)
+    stream = ["A man rides a horse.", "Two dogs play."]
+    waits = []
+
+    def writer():                      # what the child does while the parent works
+        waits.append(ptb_cache.path_of(stream))
+        text = ptb_tokenize(stream)
+        ptb_cache.save(waits[-1], text, ptb_cache.encode(text))
+
+    monkeypatch.setattr(ptb_cache, "_writer_wait", None)
+    ptb_cache.expect_writer(writer)
+    entry = token_cache.lookup(stream)
+    assert waits == [entry.path] and entry.text == ["a man rides a horse", "two dogs play"]
+    ptb_cache.expect_writer(writer)
+    ptb_cache.expect_writer(None)      # (tokenize_ahead.stop: no writer any more)
+    assert token_cache.lookup(stream).text is not None and len(waits) == 1
+
+
 def test_user_token_metrics_get_lists_whatever_the_cache_holds(cache, karpathy):
     """The Scorer hands built-in metrics references split on demand from the cache; a user's
     token metric gets lists on a first run and on a repeated one alike."""

@@ -72,10 +72,9 @@ def run(args: argparse.Namespace) -> int:
                if "progress" in inspect.signature(spec.function).parameters}
     scorer = Scorer(specs, tokenizer=args.tokenizer, options=options, strict=args.strict,
                     chunk_size=args.chunk_size)
-    if any(spec.tokens for spec in specs.values()) and scorer.chunk_size_for(len(cands)) is None:
-        tokenize_ahead.wait()       # its tokens file, if it was started: a repeated run from here
-    else:
-        tokenize_ahead.stop()
+    if not any(spec.tokens for spec in specs.values()) or \
+            scorer.chunk_size_for(len(cands)) is not None:
+        tokenize_ahead.stop()       # its tokens file will not be read (else lookup waits for it)
     results = scorer.score(cands, refs, images=args.images)
     del cands, refs
     if args.format == "json":       # written a block of captions at a time (a million rows)

@@ -7,9 +7,11 @@ two need not wait for each other: ``start`` forks a child as the process starts,
 is imported; the child reads the two files, lexes the references' stream as ``inputs.align``
 will order it (candidate ids in file order, each id's references in order) and saves its
 tokens file through ``ptb_cache.save``, with the bytes the parent would have written; it never
-prints, never reads standard input, and always ends with ``os._exit``. The parent calls ``wait``
-just before scoring, and its ``token_cache.lookup`` then finds the file, as a repeated run
-does. On the 2-core machine of docs/speed.md this takes 0.03-0.08 s off a first run.
+prints, never reads standard input, and always ends with ``os._exit``. The parent's
+``token_cache.lookup`` calls ``wait`` (through ``ptb_cache.expect_writer``) once it has
+aligned the texts, tokenised the candidates and hashed the references' stream, just before
+it looks for the file, and then finds it, as a repeated run does. On the 2-core machine of
+docs/speed.md this takes 0.03-0.08 s off a first run.
 
 Nothing rests on the child: a file it names by a stream the parent does not score (references
 with lone surrogates, which ``align`` drops) is never looked up, one it fails to write (a
@@ -110,6 +112,8 @@ def start(argv: list[str]) -> bool:
             os._exit(code)
     os.close(write_end)
     _child = pid, read_end
+    from capkit.text import ptb_cache
+    ptb_cache.expect_writer(wait)     # token_cache.lookup waits for it, once it has the name
     return True
 
 
@@ -140,13 +144,15 @@ def tokenize_references(candidates_path: str, references_path: str) -> bool:
 
 def wait(timeout: float = WAIT_S) -> bool:
     """Wait until the child has ended (its file saved, or not); True if one ran. After
-    ``timeout`` seconds it is stopped and the parent tokenises on its own."""
+    ``timeout`` seconds it is stopped and the parent tokenises on its own. (``start`` hands
+    it to ``ptb_cache.expect_writer``: ``token_cache.lookup`` calls it.)"""
     global _child
     if _child is None:
         return False
     import select
     pid, read_end = _child
     _child = None
+    _forget()
     try:
         ended, _, _ = select.select([read_end], [], [], timeout)   # EOF once the child exits
         if not ended:
@@ -164,9 +170,15 @@ def stop() -> None:
         return
     pid, read_end = _child
     _child = None
+    _forget()
     _kill(pid)
     os.close(read_end)
     os.waitpid(pid, 0)
+
+
+def _forget() -> None:
+    from capkit.text import ptb_cache
+    ptb_cache.expect_writer(None)
 
 
 def _kill(pid: int) -> None:

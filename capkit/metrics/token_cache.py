@@ -75,8 +75,10 @@ def lookup(captions: list[str]) -> CachedStream | None:
     """The entry of the stream ``captions`` (None: shorter than ``ptb_cache.MIN_CAPTIONS``,
     cache off, or the tokenizer's sources unreadable), with its tokens when a run saved them
     before. A damaged file is reported (one ``CacheWarning``) and read as missing: ``save``
-    replaces it."""
+    replaces it. A process that may be writing the file (``ptb_cache.expect_writer``) is
+    waited for first."""
     path = ptb_cache.path_of(captions)
+    ptb_cache.wait_for_writer()      # (capkit score's child may be writing this very file)
     if path is None:
         return None
     entry = CachedStream(path)

@@ -24,6 +24,7 @@ import os
 import re
 import sys
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 
 FORMAT = 2
@@ -32,6 +33,10 @@ MAX_FILES = 64
 MAX_BYTES = 512 * 2**20
 ENV = "CAPKIT_TOKEN_CACHE"    # "0", "off", "false" or "no": never read or write the cache
 MAGIC = b"capkit-ptb-tokens"
+
+# The wait for a process that may be writing the tokens file this one is about to read
+# (``capkit score``'s child, ``commands.tokenize_ahead``); ``wait_for_writer`` calls it once.
+_writer_wait: Callable[[], object] | None = None
 
 
 def enabled(environ=os.environ) -> bool:
@@ -51,6 +56,24 @@ def path_of(captions: list[str]) -> Path | None:
         return None
     key = stream_key(captions)
     return None if key is None else folder() / f"ptb-{key}.txt"
+
+
+def expect_writer(wait: Callable[[], object] | None) -> None:
+    """Say that another process may be writing the file of the stream this one will look up
+    (``wait`` returns once it has ended), or, with None, that none is."""
+    global _writer_wait
+    _writer_wait = wait
+
+
+def wait_for_writer() -> None:
+    """Wait for the process ``expect_writer`` named, once: ``token_cache.lookup`` calls it
+    when it has the file's name, just before it looks for the file, so that everything a run
+    does before (aligning, tokenising the candidates, hashing the stream) overlaps the
+    writer's work."""
+    global _writer_wait
+    wait, _writer_wait = _writer_wait, None
+    if wait is not None:
+        wait()
 
 
 def tokenizer_key() -> bytes | None:
