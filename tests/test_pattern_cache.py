@@ -137,3 +137,14 @@ def test_the_tokenizer_gives_the_same_tokens_with_a_lexer_read_from_the_cache(tm
     first, cached, uncached = map(json.loads, runs)
     assert first == cached == uncached
     assert first[0] == "mr. smith 's dog"
+
+
+def test_the_folder_keeps_the_newest_files(cache, monkeypatch):
+    """Each write prunes: with room for 3, the two oldest of five are gone."""
+    monkeypatch.setattr(pattern_cache, "MAX_FILES", 3)
+    for i in range(5):
+        pattern_cache.compile(f"{NAMED}|x{i}")
+        [newest] = [p for p in cache.glob("sre-*.bin") if p == pattern_cache.path_of(f"{NAMED}|x{i}")]
+        os.utime(newest, (1_000_000 + i, 1_000_000 + i))     # written in this order
+    assert sorted(cache.glob("sre-*.bin")) == sorted(pattern_cache.path_of(f"{NAMED}|x{i}")
+                                                     for i in (2, 3, 4))

@@ -21,6 +21,8 @@ Only programs ``re`` made are used, and only as ``re`` made them:
   a damaged one is reported with one ``CacheWarning`` and rebuilt, and ``_sre.compile`` checks a
   program before it runs it anyway. Nothing is unpickled.
 
+The folder (``patterns/`` in capkit's cache folder) keeps the ``MAX_FILES`` newest files.
+
 Where ``re`` has no ``_compiler`` module (Python 3.10) or the token cache is off
 (``CAPKIT_TOKEN_CACHE=0``, ``ptb_cache.enabled``), ``compile`` is ``re.compile``.
 """
@@ -33,6 +35,7 @@ from pathlib import Path
 
 FORMAT = 1
 MAGIC = b"capkit-sre"
+MAX_FILES = 16     # (~60 KB each; a new lexer or another Python adds one)
 
 
 def compile(pattern: str, flags: int = 0) -> re.Pattern:  # noqa: A001 (it is re.compile's)
@@ -113,6 +116,28 @@ def _save(path: Path, program: tuple[int, int, dict, list[int]]) -> None:
         write_atomic(path, lambda f: f.write(encode(program)))
     except OSError as err:
         warn(unwritable_message(path.parent, err, "the tokenizer's compiled patterns"))
+        return
+    prune(path.parent)
+
+
+def prune(folder: Path) -> list[Path]:
+    """Delete all but the ``MAX_FILES`` most recently written program files of ``folder``
+    (a file is written only when it is missing, so those are the ones of the newest lexers and
+    Pythons); returns them. Never raises: a file another process deleted first is skipped."""
+    found = []
+    for p in folder.glob("sre-*.bin"):
+        try:
+            found.append((p.stat().st_mtime, p))
+        except OSError:
+            pass
+    deleted = []
+    for _, p in sorted(found, reverse=True)[MAX_FILES:]:
+        try:
+            p.unlink()
+            deleted.append(p)
+        except OSError:
+            pass
+    return deleted
 
 
 def encode(program: tuple[int, int, dict, list[int]]) -> bytes:
