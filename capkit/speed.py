@@ -171,13 +171,14 @@ def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -
     """Wall time of a whole process on each side, start-up and file reading included.
 
     capkit: ``python -m capkit score --metrics bleu_4,rouge_l,cider_d --format json``, timed
-    three times: as a first run (a cache folder without the references' tokens each time, so it
+    four times: as a first run (a cache folder without the references' tokens each time, so it
     tokenises them and saves their tokens, in a child process while it starts:
     ``commands.tokenize_ahead``; the lexer's compiled pattern is there, ``_first_run_folder``),
-    as a first run without that child (``CAPKIT_TOKENIZE_AHEAD=0``) and as a repeated run
-    against the same references (their tokens read from the cache, ``metrics.token_cache``);
-    pycocoevalcap: a script reading the same files,
-    its PTBTokenizer (Java) and the three scorers. The sides run alternately, ``repeat`` times
+    as a first run without that child (``CAPKIT_TOKENIZE_AHEAD=0``), as a first run with an
+    empty cache folder (the first run on a machine: the lexer compiled and saved too), and as a
+    repeated run against the same references (their tokens read from the cache,
+    ``metrics.token_cache``); pycocoevalcap: a script reading the same files, its PTBTokenizer
+    (Java) and the three scorers. The sides run alternately, ``repeat`` times
     each, after both packages' bytecode is compiled (``compile_bytecode``). Returns each side's
     median and best (fastest) times and the ratios, the largest corpus-score difference and
     whether the bytecode was compiled. The best time is the one least slowed by other work on
@@ -196,8 +197,8 @@ def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -
               str(references_path)]
     compiled = compile_bytecode()
     env = {k: v for k, v in os.environ.items() if k != "CAPKIT_TOKEN_CACHE"}
-    times: dict[str, list[float]] = {"capkit": [], "capkit_alone": [], "capkit_repeated": [],
-                                     "pycocoevalcap": []}
+    times: dict[str, list[float]] = {"capkit": [], "capkit_alone": [], "capkit_empty": [],
+                                     "capkit_repeated": [], "pycocoevalcap": []}
     outputs: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="capkit-bench-") as tmp:
         warm = {**env, "CAPKIT_CACHE_DIR": os.path.join(tmp, "warm")}
@@ -206,14 +207,16 @@ def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -
             cold = {**env, "CAPKIT_CACHE_DIR": _first_run_folder(tmp, f"cold-{i}")}
             alone = {**env, "CAPKIT_CACHE_DIR": _first_run_folder(tmp, f"alone-{i}"),
                      "CAPKIT_TOKENIZE_AHEAD": "0"}
+            empty = {**env, "CAPKIT_CACHE_DIR": os.path.join(tmp, f"empty-{i}")}
             for side, command, side_env in [("pycocoevalcap", theirs, None),
                                              ("capkit", ours, cold),
                                              ("capkit_alone", ours, alone),
+                                             ("capkit_empty", ours, empty),
                                              ("capkit_repeated", ours, warm)]:
                 start = time.perf_counter()
                 outputs[side] = _run(command, side_env)
                 times[side].append(time.perf_counter() - start)
-    if not outputs["capkit"] == outputs["capkit_alone"] == outputs["capkit_repeated"]:
+    if len({outputs[side] for side in times if side.startswith("capkit")}) != 1:
         raise RuntimeError("capkit score printed other scores when it read the references' "
                            "tokens from its cache or tokenised them in a child process: "
                            "report this as a bug")
@@ -227,6 +230,7 @@ def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -
             "capkit_best_s": best["capkit"], "pycocoevalcap_best_s": theirs_best,
             "best_ratio": theirs_best / best["capkit"],
             "capkit_alone_s": med["capkit_alone"], "alone_ratio": theirs_s / med["capkit_alone"],
+            "capkit_empty_s": med["capkit_empty"], "empty_ratio": theirs_s / med["capkit_empty"],
             "capkit_repeated_s": med["capkit_repeated"],
             "repeated_ratio": theirs_s / med["capkit_repeated"],
             "capkit_repeated_best_s": best["capkit_repeated"],
