@@ -148,3 +148,13 @@ def test_the_folder_keeps_the_newest_files(cache, monkeypatch):
         os.utime(newest, (1_000_000 + i, 1_000_000 + i))     # written in this order
     assert sorted(cache.glob("sre-*.bin")) == sorted(pattern_cache.path_of(f"{NAMED}|x{i}")
                                                      for i in (2, 3, 4))
+
+
+def test_a_named_group_out_of_range_is_never_used(cache):
+    want = re.compile(NAMED)
+    pattern_cache.compile(NAMED)
+    [path] = _files(cache)
+    flags, groups, _names, code = pattern_cache.decode(path.read_bytes())
+    path.write_bytes(pattern_cache.encode((flags, groups, {"word": 99}, code)))
+    with pytest.warns(CacheWarning, match="rejected"):
+        _same(pattern_cache.compile(NAMED), want)

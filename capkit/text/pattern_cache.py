@@ -100,12 +100,12 @@ def _build(pattern: str, program: tuple[int, int, dict, list[int]], _sre) -> re.
     """The pattern object of a program, as ``re._compiler.compile`` ends: None if ``_sre``
     rejects it."""
     flags, groups, groupindex, code = program
-    indexgroup = [None] * groups
-    for name, index in groupindex.items():
-        indexgroup[index] = name
     try:
+        indexgroup = [None] * groups
+        for name, index in groupindex.items():
+            indexgroup[index] = name
         return _sre.compile(pattern, flags, code, groups - 1, groupindex, tuple(indexgroup))
-    except Exception:          # RuntimeError("invalid SRE code"), a changed signature
+    except Exception:          # RuntimeError("invalid SRE code"), a group out of range, ...
         return None
 
 
@@ -123,7 +123,8 @@ def _save(path: Path, program: tuple[int, int, dict, list[int]]) -> None:
 def prune(folder: Path) -> list[Path]:
     """Delete all but the ``MAX_FILES`` most recently written program files of ``folder``
     (a file is written only when it is missing, so those are the ones of the newest lexers and
-    Pythons); returns them. Never raises: a file another process deleted first is skipped."""
+    Pythons), and return the files deleted. Never raises: a file another process deleted
+    first is skipped."""
     found = []
     for p in folder.glob("sre-*.bin"):
         try:
@@ -159,8 +160,8 @@ def decode(data: bytes) -> tuple[int, int, dict, list[int]]:
         raise ValueError("not a compiled-pattern file of this format")
     if _digest(fields, body) != digest or len(body) % array("I").itemsize:
         raise ValueError("its contents do not match its digest (a damaged or partial file)")
-    groupindex = {} if parts[4] == b"-" else \
-        {name: int(index) for name, _, index in (pair.partition("=") for pair in parts[4].decode().split(","))}
+    pairs = [] if parts[4] == b"-" else [pair.partition("=") for pair in parts[4].decode().split(",")]
+    groupindex = {name: int(index) for name, _, index in pairs}
     code = array("I")
     code.frombytes(body)
     return int(parts[2]), int(parts[3]), groupindex, code.tolist()
