@@ -61,6 +61,11 @@ def main() -> None:
         command = [sys.executable, "-m", "capkit", "score", "--candidates", str(c),
                    "--references", str(r), "--metrics", "bleu_4,rouge_l,cider_d", "--format", "json"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("CAPKIT_")}
+        for side, tree in trees.items():      # (python -m puts the working folder first)
+            where = _run([sys.executable, "-c", "import capkit; print(capkit.__file__)"], env,
+                         tree, Path(tmp) / "unused")[1].strip()
+            if not Path(where).resolve().is_relative_to(tree):
+                sys.exit(f"the {side} side imports capkit from {where}, not from {tree}")
         warm = {side: Path(tmp) / f"warm-{side}" for side in trees}
         outputs = {side: _run(command, env, trees[side], warm[side])[1] for side in trees}
         times: dict[str, list[float]] = {side: [] for side in trees}
@@ -86,9 +91,12 @@ def main() -> None:
 
 
 def _run(command: list[str], env: dict[str, str], tree: Path, cache: Path) -> tuple[float, str]:
+    """Run ``command`` with ``tree``'s capkit, in the cache folder's parent (not a checkout:
+    ``python -m`` imports from its working folder first)."""
     side_env = {**env, "PYTHONPATH": str(tree), "CAPKIT_CACHE_DIR": str(cache)}
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=side_env, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, env=side_env, check=False,
+                          cwd=cache.parent)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"capkit score failed with the tree {tree}: {done.stderr.strip()[-500:]}")
