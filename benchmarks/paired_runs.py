@@ -27,7 +27,6 @@ import argparse
 import compileall
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,7 @@ def main() -> None:
             parser.error(f"{side} tree {tree} holds no capkit package")
         compileall.compile_dir(tree / "capkit", quiet=2)
     from capkit.data import load
+    from capkit.speed import first_run_folder
     corpus = load("coco_karpathy_test")
     cands = corpus.systems[args.system]
     with tempfile.TemporaryDirectory(prefix="capkit-paired-") as tmp:
@@ -73,9 +73,7 @@ def main() -> None:
             for side in trees:
                 folder = warm[side]
                 if args.kind == "first":
-                    folder = Path(tmp) / f"{side}-{i}"
-                    if (warm[side] / "patterns").is_dir():
-                        shutil.copytree(warm[side] / "patterns", folder / "patterns")
+                    folder = Path(first_run_folder(str(warm[side]), str(Path(tmp) / f"{side}-{i}")))
                 seconds, out = _run(command, env, trees[side], folder)
                 if out != outputs[side] or out != outputs["old"]:
                     sys.exit("the two trees printed different scores: compare them first")

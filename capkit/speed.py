@@ -173,7 +173,7 @@ def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -
     capkit: ``python -m capkit score --metrics bleu_4,rouge_l,cider_d --format json``, timed
     four times: as a first run (a cache folder without the references' tokens each time, so it
     tokenises them and saves their tokens, in a child process while it starts:
-    ``commands.tokenize_ahead``; the lexer's compiled pattern is there, ``_first_run_folder``),
+    ``commands.tokenize_ahead``; the lexer's compiled pattern is there, ``first_run_folder``),
     as a first run without that child (``CAPKIT_TOKENIZE_AHEAD=0``), as a first run with an
     empty cache folder (the first run on a machine: the lexer compiled and saved too), and as a
     repeated run against the same references (their tokens read from the cache,
@@ -204,8 +204,9 @@ def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -
         warm = {**env, "CAPKIT_CACHE_DIR": os.path.join(tmp, "warm")}
         _run(ours, warm)                                 # fills the repeated runs' cache
         for i in range(repeat):     # alternating, so that all sides meet the same machine load
-            cold = {**env, "CAPKIT_CACHE_DIR": _first_run_folder(tmp, f"cold-{i}")}
-            alone = {**env, "CAPKIT_CACHE_DIR": _first_run_folder(tmp, f"alone-{i}"),
+            warm_dir = os.path.join(tmp, "warm")
+            cold = {**env, "CAPKIT_CACHE_DIR": first_run_folder(warm_dir, os.path.join(tmp, f"cold-{i}"))}
+            alone = {**env, "CAPKIT_CACHE_DIR": first_run_folder(warm_dir, os.path.join(tmp, f"alone-{i}")),
                      "CAPKIT_TOKENIZE_AHEAD": "0"}
             empty = {**env, "CAPKIT_CACHE_DIR": os.path.join(tmp, f"empty-{i}")}
             for side, command, side_env in [("pycocoevalcap", theirs, None),
@@ -238,14 +239,14 @@ def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -
             "max_corpus_diff": max(abs(a[m] - b[m]) for m in b), "bytecode_compiled": compiled}
 
 
-def _first_run_folder(tmp: str, name: str) -> str:
-    """A cache folder for a first run: no tokens file, but the tokenizer's compiled lexer
-    pattern (``text.pattern_cache``), which the warm-up run saved and which any earlier capkit
-    run on the machine leaves behind, as ``compile_bytecode`` leaves the modules' bytecode."""
+def first_run_folder(warm: str, folder: str) -> str:
+    """``folder``, made a cache folder for a first run: no tokens file, but the tokenizer's
+    compiled lexer pattern (``text.pattern_cache``) of the warm cache folder ``warm``, which a
+    warm-up run saved and which any earlier capkit run on the machine leaves behind, as
+    ``compile_bytecode`` leaves the modules' bytecode (also used by benchmarks/paired_runs.py)."""
     import os
     import shutil
-    folder = os.path.join(tmp, name)
-    patterns = os.path.join(tmp, "warm", "patterns")
+    patterns = os.path.join(warm, "patterns")
     if os.path.isdir(patterns):
         shutil.copytree(patterns, os.path.join(folder, "patterns"))
     return folder

@@ -19,9 +19,6 @@ import pytest
 from capkit.cache_files import CacheWarning
 from capkit.text import pattern_cache, ptb_cache, ptb_lexer
 
-pytestmark = pytest.mark.skipif(pattern_cache._internals() is None,
-                                reason="this Python's re has no _compiler (3.10): nothing cached")
-
 NAMED = r"(?P<word>[a-z]+)(?:-(?P<rest>\w+))?|(\d+)"
 
 
@@ -101,6 +98,15 @@ def test_a_program_the_matcher_rejects_is_never_used(cache):
     path.write_bytes(pattern_cache.encode((flags, groups, groupindex, [99999] * len(code))))
     with pytest.warns(CacheWarning, match="rejected"):
         _same(pattern_cache.compile(NAMED), want)
+
+
+def test_this_python_caches_and_one_without_re_internals_compiles_plainly(cache, monkeypatch):
+    """capkit's Python (3.11, environment.yml) has what the cache needs; where re lacks it
+    (3.10: no re._compiler), compile is re.compile and writes nothing."""
+    assert pattern_cache._internals() is not None
+    monkeypatch.setattr(pattern_cache, "_internals", lambda: None)
+    _same(pattern_cache.compile(NAMED), re.compile(NAMED))
+    assert not cache.exists()
 
 
 def test_nothing_is_cached_with_the_token_cache_off(cache, monkeypatch):

@@ -43,7 +43,7 @@ def test_a_first_run_starts_without_tokens_but_with_the_lexers_compiled_pattern(
     for name, data in [("patterns/sre-0.bin", b"program"), ("tokens/ptb-0.txt", b"tokens")]:
         (warm / name).parent.mkdir(parents=True, exist_ok=True)
         (warm / name).write_bytes(data)
-    folder = Path(speed._first_run_folder(str(tmp_path), "cold-0"))
+    folder = Path(speed.first_run_folder(str(warm), str(tmp_path / "cold-0")))
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) \
         == ["patterns/sre-0.bin"]
     assert (folder / "patterns" / "sre-0.bin").read_bytes() == b"program"
