@@ -24,7 +24,7 @@ def shared_data(tmp_path_factory):
         pytest.fail(f"the datasets are not fetched (no complete copy in {data_dir()}) and there "
                     f"is no mirror at {MIRROR}: run `make data`, or set $CAPKIT_SHARED_DATA to "
                     "a mirror", pytrace=False)
-    from data_scripts.fetch import fetch
+    from capkit.data.fetch import fetch
     root = tmp_path_factory.mktemp("capkit-data")
     results = fetch(list(DATASETS), mirror=MIRROR, data_dir=root)
     failed = [r for r in results if not r.ok]

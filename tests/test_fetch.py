@@ -16,8 +16,8 @@ import pytest
 
 from capkit import cache_files
 from capkit.data import paths
-from data_scripts import fetch as fetch_mod
-from data_scripts.fetch import fetch, fetch_dataset, load_manifest, main
+from capkit.data import fetch as fetch_mod
+from capkit.data.fetch import fetch, fetch_dataset, load_manifest, main
 
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("CAPKIT_SHARED_DATA", REPO.parent / "shared" / "data"))

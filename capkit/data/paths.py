@@ -1,10 +1,10 @@
 """Where capkit keeps its datasets, and the check that one has been fetched.
 
 The data directory is ``$CAPKIT_DATA_DIR`` if set, else ``~/.cache/capkit/data``. Each dataset
-is a folder named after it. ``data_scripts/fetch.py`` moves a folder into place only once every
+is a folder named after it. ``capkit.data.fetch`` moves a folder into place only once every
 file in it has been verified, then writes the marker ``.complete-<dataset>`` next to it. A folder
-without its marker is treated as absent, so an interrupted fetch never looks complete. The fetch
-script imports this module, so the library and the script agree on both names.
+without its marker is treated as absent, so an interrupted fetch never looks complete. The fetcher
+imports this module, so the loaders and the fetcher agree on both names.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ DATASETS = (
     "clipscore_example",
 )
 # Datasets whose every file is a byte copy of a pinned public file, so they can be fetched without a
-# mirror. Must agree with data_scripts/manifest.json (tests/test_fetch.py checks it).
+# mirror. Must agree with capkit/data/manifest.json (tests/test_fetch.py checks it).
 PUBLIC_DATASETS = frozenset({"thumb", "nebula", "diversity_wang_chan", "clipscore_example"})
 
 
