@@ -1,14 +1,14 @@
-"""``python -m data_scripts.fetch``: the same command as ``capkit data fetch``, from a clone.
+"""``python -m data_scripts.fetch ARGS`` is ``capkit data fetch ARGS``, kept for clones.
 
     python -m data_scripts.fetch [DATASET ...|--all] [--mirror DIR] [--data-dir DIR] [--force]
 
 The fetcher and its manifest live in the package (``capkit/data/fetch.py``,
-``capkit/data/manifest.json``), so an installed capkit fetches its datasets too; this entry
-keeps the clone's command working.
+``capkit/data/manifest.json``), so an installed capkit fetches its datasets with
+``capkit data fetch``; this entry runs that command.
 """
 import sys
 
-from capkit.data.fetch import main
+from capkit.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["data", "fetch", *sys.argv[1:]]))

@@ -215,10 +215,10 @@ def test_import_reads_nothing(tmp_path):
 
 def test_missing_dataset_names_the_fetch_command(tmp_path, monkeypatch):
     monkeypatch.setenv(paths.DATA_DIR_ENV, str(tmp_path))
-    command = "python -m data_scripts.fetch composite --mirror ../shared/data"
+    command = "capkit data fetch composite --mirror ../shared/data"
     with pytest.raises(FileNotFoundError, match=re.escape(command)):
         D.load_composite()
-    with pytest.raises(FileNotFoundError, match=re.escape("python -m data_scripts.fetch thumb)")):
+    with pytest.raises(FileNotFoundError, match=re.escape("capkit data fetch thumb)")):
         D.load_thumb()  # public: the command without --mirror is offered too
     with pytest.raises(ValueError, match="Unknown dataset"):
         paths.require("coco")

@@ -1,4 +1,5 @@
-"""data_scripts.fetch: manifest, mirror copies, verification, atomicity, idempotence, CLI."""
+"""capkit.data.fetch: manifest, mirror copies, verification, atomicity, idempotence, and its
+command line (`capkit data fetch`, `capkit data list`, `python -m data_scripts.fetch`)."""
 from __future__ import annotations
 
 import hashlib
@@ -17,7 +18,8 @@ import pytest
 from capkit import cache_files
 from capkit.data import paths
 from capkit.data import fetch as fetch_mod
-from capkit.data.fetch import fetch, fetch_dataset, load_manifest, main
+from capkit.cli import main as capkit_main
+from capkit.data.fetch import fetch, fetch_dataset, load_manifest
 
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("CAPKIT_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -47,6 +49,11 @@ def small_mirror(tmp_path, mirror):
     private = tmp_path / "mirror"
     shutil.copytree(mirror / SMALL, private / SMALL)
     return private
+
+
+def main(argv: list[str]) -> int:
+    """`capkit data fetch ARGV`."""
+    return capkit_main(["data", "fetch", *argv])
 
 
 def hidden_leftovers(root: Path) -> list[str]:
@@ -164,7 +171,7 @@ def test_sha256_mismatch_is_an_error_naming_the_file(data, small_mirror):
         fetch_dataset(SMALL, mirror=small_mirror)
     assert not (data / SMALL).exists() and not paths.marker_path(SMALL).exists()
     assert hidden_leftovers(data) == []
-    with pytest.raises(FileNotFoundError, match="python -m data_scripts.fetch clipscore_example"):
+    with pytest.raises(FileNotFoundError, match="capkit data fetch clipscore_example"):
         paths.require(SMALL)
 
 
@@ -362,3 +369,28 @@ def test_a_damaged_public_file_is_repaired_without_a_mirror_when_the_mirror_only
     only.write_bytes(only.read_bytes()[:-1] + b" ")
     with pytest.raises(ValueError, match=r"^refs\.json is only available from a mirror"):
         fetch_dataset(SMALL, manifest=manifest)
+
+
+def test_data_list_says_what_is_fetched_and_where(data, small_mirror, capsys):
+    assert main([SMALL, "--mirror", str(small_mirror)]) == 0
+    capsys.readouterr()
+    assert capkit_main(["data", "list"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:] if line.strip()}
+    assert set(paths.DATASETS) <= set(rows)
+    assert rows[SMALL][-1] == "yes" and rows["composite"][-1] == "no"
+    assert rows["composite"][-3:-1] == ["mirror", "only"] and rows["thumb"][-3:-1] == ["public",
+                                                                                       "URLs"]
+    assert f"data folder: {data}" in out
+
+
+def test_the_clone_entry_runs_the_same_command(tmp_path, small_mirror):
+    """`python -m data_scripts.fetch ARGS` (the Makefile's, a clone's) is `capkit data fetch`."""
+    out = subprocess.run([sys.executable, "-m", "data_scripts.fetch", SMALL, "--mirror",
+                          str(small_mirror), "--data-dir", str(tmp_path / "d")], cwd=REPO,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"{SMALL}: fetched 5 files")
+    bad = subprocess.run([sys.executable, "-m", "data_scripts.fetch", "nonesuch"], cwd=REPO,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "capkit data: error: Unknown dataset 'nonesuch'" in bad.stderr

@@ -17,4 +17,5 @@ COMMANDS = {
                    "normalised score over the transformation strength)"),
     "train": ("train", "train a learned metric's model and write its checkpoint"),
     "student": ("student", "write the notebooks' student versions and their answer key"),
+    "data": ("data", "fetch the datasets (verified, atomic) and list them"),
 }

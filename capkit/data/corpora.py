@@ -127,8 +127,8 @@ def load_clipscore_example() -> SystemCaptions:
     images_dir = folder / "images"
     missing = [k for k in refs if not (images_dir / f"{k}.jpg").is_file()]
     if missing:
-        raise FileNotFoundError(f"{images_dir} lacks {missing}; refetch with `python -m "
-                                "data_scripts.fetch clipscore_example --force`.")
+        raise FileNotFoundError(f"{images_dir} lacks {missing}; refetch with `capkit data "
+                                "fetch clipscore_example --force`.")
     protocol = {
         "references": "3 references per image",
         "systems": "good: a correct caption; bad: a subtly wrong one (sound metrics: good > bad)",

@@ -28,12 +28,9 @@ complete dataset; elsewhere there is a gap of two renames.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import shutil
-import sys
-import textwrap
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -277,43 +274,3 @@ def fetch(datasets=None, *, mirror=None, data_dir=None, force: bool = False) -> 
             detail = str(e) if isinstance(e, (ValueError, OSError)) else f"{type(e).__name__}: {e}"
             results.append(FetchResult(name, "failed", detail))
     return results
-
-
-def _report(result: FetchResult, entry: dict) -> str:
-    status = "FAILED: " if result.status == "failed" else ""
-    lines = [f"{result.dataset}: {status}{result.detail}"]
-    if result.status == "fetched":
-        for label in ("terms", "citation"):
-            lines += textwrap.wrap(f"{label}: {entry[label]}", width=100, initial_indent="    ",
-                                   subsequent_indent="      ")
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m data_scripts.fetch", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("datasets", nargs="*", metavar="DATASET",
-                        help=f"one or more of: {', '.join(DATASETS)}")
-    parser.add_argument("--all", action="store_true", help="fetch every dataset")
-    parser.add_argument("--mirror", metavar="DIR", help="copy from DIR/<dataset>/<path> instead of "
-                        "downloading (e.g. ../shared/data)")
-    parser.add_argument("--data-dir", metavar="DIR", help="target folder (default: "
-                        "$CAPKIT_DATA_DIR, else ~/.cache/capkit/data)")
-    parser.add_argument("--force", action="store_true", help="fetch again even if present")
-    args = parser.parse_args(argv)
-    if bool(args.datasets) == args.all:
-        parser.error("name one or more datasets, or use --all (not both)")
-    try:
-        results = fetch(None if args.all else args.datasets, mirror=args.mirror,
-                        data_dir=args.data_dir, force=args.force)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    manifest = load_manifest()
-    for r in results:
-        print(_report(r, manifest[r.dataset]), file=sys.stdout if r.ok else sys.stderr, flush=True)
-    return 0 if all(r.ok for r in results) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

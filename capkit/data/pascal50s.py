@@ -103,7 +103,7 @@ def pascal50s_references() -> dict[str, list[str]]:
 
     path = require("pascal50s") / "pascal50S.mat"
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing; refetch with `python -m data_scripts.fetch "
+        raise FileNotFoundError(f"{path} is missing; refetch with `capkit data fetch "
                                 "pascal50s --force --mirror ../shared/data`.")
     try:
         refs = loadmat(path, squeeze_me=True, struct_as_record=False)["refs"]

@@ -26,10 +26,12 @@ DATASETS = (
     "flickr30k_test",
     "diversity_wang_chan",
     "clipscore_example",
+    "sugarcrepe",
 )
 # Datasets whose every file is a byte copy of a pinned public file, so they can be fetched without a
 # mirror. Must agree with capkit/data/manifest.json (tests/test_fetch.py checks it).
-PUBLIC_DATASETS = frozenset({"thumb", "nebula", "diversity_wang_chan", "clipscore_example"})
+PUBLIC_DATASETS = frozenset({"thumb", "nebula", "diversity_wang_chan", "clipscore_example",
+                             "sugarcrepe"})
 
 
 def data_dir(path: str | os.PathLike | None = None) -> Path:
@@ -55,11 +57,11 @@ def marker_path(dataset: str, root: str | os.PathLike | None = None) -> Path:
 
 
 def fetch_command(dataset: str) -> str:
-    """The command (run from the repository root) that obtains ``dataset``."""
+    """The command that obtains ``dataset`` (``--mirror`` names the course machines' mirror)."""
     if dataset in PUBLIC_DATASETS:
-        return (f"python -m data_scripts.fetch {dataset} --mirror {MIRROR_HINT} "
-                f"(or, from the public origin, python -m data_scripts.fetch {dataset})")
-    return (f"python -m data_scripts.fetch {dataset} --mirror {MIRROR_HINT} "
+        return (f"capkit data fetch {dataset} --mirror {MIRROR_HINT} "
+                f"(or, from the public origin, capkit data fetch {dataset})")
+    return (f"capkit data fetch {dataset} --mirror {MIRROR_HINT} "
             "(some of its files exist only in the kit's mirror)")
 
 
@@ -71,7 +73,7 @@ def require(dataset: str) -> Path:
     folder = dataset_dir(dataset)
     if not marker_path(dataset).is_file() or not folder.is_dir():
         raise FileNotFoundError(
-            f"Dataset {dataset!r} is not in {data_dir()} (no complete fetch found). Fetch it from "
-            f"the repository root with: {fetch_command(dataset)}; or set {DATA_DIR_ENV} to the "
+            f"Dataset {dataset!r} is not in {data_dir()} (no complete fetch found). Fetch it with: "
+            f"{fetch_command(dataset)}; or set {DATA_DIR_ENV} to the "
             "folder that already holds it.")
     return folder

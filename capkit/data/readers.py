@@ -12,7 +12,7 @@ from pathlib import Path
 
 from capkit.caption_files import DuplicateKeyError, unique_keys
 
-REFETCH = "refetch it with `python -m data_scripts.fetch {dataset} --force --mirror ../shared/data`"
+REFETCH = "refetch it with `capkit data fetch {dataset} --force --mirror ../shared/data`"
 
 
 def _dataset_of(path: Path) -> str:
