@@ -26,12 +26,10 @@ DATASETS = (
     "flickr30k_test",
     "diversity_wang_chan",
     "clipscore_example",
-    "sugarcrepe",
 )
 # Datasets whose every file is a byte copy of a pinned public file, so they can be fetched without a
 # mirror. Must agree with capkit/data/manifest.json (tests/test_fetch.py checks it).
-PUBLIC_DATASETS = frozenset({"thumb", "nebula", "diversity_wang_chan", "clipscore_example",
-                             "sugarcrepe"})
+PUBLIC_DATASETS = frozenset({"thumb", "nebula", "diversity_wang_chan", "clipscore_example"})
 
 
 def data_dir(path: str | os.PathLike | None = None) -> Path:
