@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.capkit-installed
 SHARED ?= ../shared/data
 
-.PHONY: setup data demo test test-portable test-browser test-fast bench-speed clean notebooks student
+.PHONY: setup data demo test test-portable test-browser test-wheel test-fast bench-speed clean notebooks student
 
 setup: $(STAMP)
 
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 data: setup
-	$(PY) -m data_scripts.fetch --all $(if $(wildcard $(SHARED)),--mirror $(SHARED),)
+	$(PY) -m capkit data fetch --all $(if $(wildcard $(SHARED)),--mirror $(SHARED),)
 
 demo: data
 	$(PY) -m capkit systems --dataset coco_karpathy_test
@@ -32,7 +32,7 @@ demo: data
 # (tests/skip_policy.py), and the run ends with "skipped: N (allowed: java, corenlp, hub, gpu)"
 # CAPKIT_PROGRESS=0: the notebooks' progress bars (on in JupyterLab) stay out of nbval's outputs
 test: data
-	$(PY) -m pytest -q -rs tests --ignore=tests/browser
+	$(PY) -m pytest -q -rs tests --ignore=tests/browser --ignore=tests/wheel
 	CAPKIT_PROGRESS=0 $(PY) -m pytest -q --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg notebooks
 
 # the notebooks' checked outputs as another CPU would compute them: BLAS, MKL, ATen and numpy held
@@ -53,6 +53,12 @@ test-browser: data
 	@command -v chromium >/dev/null || test -n "$$CAPKIT_CHROMIUM" || { echo "make test-browser \
 	needs Chromium: sudo apt-get install chromium (or set CAPKIT_CHROMIUM to a Chrome binary)"; exit 2; }
 	$(PY) -m pytest -q -rs -s tests/browser
+
+# the release as a user installs it (tests/wheel/): python -m build (sdist, wheel), then in a fresh
+# venv outside the clone torch==2.13.0 and the wheel from PyPI / pip's cache, and capkit --version,
+# data fetch, score and bench from the installed package (~2-3 min with a warm pip cache)
+test-wheel: data
+	$(PY) -m pytest -q -rs -s tests/wheel
 
 # re-execute notebooks in place, as committed (NB=notebooks/06_intrinsic_i2ce.ipynb for one);
 # figures are then stored as palette PNGs (capkit.course.figures) to keep each notebook < 300 kB

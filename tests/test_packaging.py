@@ -31,6 +31,28 @@ def test_import_loads_nothing_heavy():
     assert out.stdout.strip() == "[]"
 
 
+def test_version_comes_from_the_package_metadata_and_only_when_asked():
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version)     # semantic: MAJOR.MINOR.PATCH
+    code = ("import sys, capkit; read = 'importlib.metadata' in sys.modules; "
+            "print(read, capkit.__version__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", version]
+    out = subprocess.run([sys.executable, "-m", "capkit", "--version"], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout == f"capkit {version}\n"
+
+
+def test_changelog_has_the_current_version_and_an_unreleased_section():
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    changelog = (REPO / "CHANGELOG.md").read_text()
+    releases = re.findall(r"^## \[([^\]]+)\]", changelog, flags=re.M)
+    assert releases[0] == "Unreleased" and releases[1] == version, releases
+    citation = (REPO / "CITATION.cff").read_text()
+    assert re.search(rf"^version: \"?{re.escape(version)}\"?$", citation, flags=re.M)
+    assert re.search(r"^cff-version: 1\.2\.0$", citation, flags=re.M)
+
+
 def test_ci_runs_the_readme_test_command():
     assert "make test" in (REPO / ".ci" / "run").read_text()
     readme = (REPO / "README.md").read_text()
