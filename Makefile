@@ -56,7 +56,7 @@ test-browser: data
 
 # the release as a user installs it (tests/wheel/): python -m build (sdist, wheel), then in a fresh
 # venv outside the clone torch==2.13.0 and the wheel from PyPI / pip's cache, and capkit --version,
-# data fetch, score and bench from the installed package (~2-3 min with a warm pip cache)
+# data fetch, score and bench from the installed package (~3 min with a warm pip cache)
 test-wheel: data
 	$(PY) -m pytest -q -rs -s tests/wheel
 

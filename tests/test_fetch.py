@@ -77,6 +77,17 @@ def test_manifest_lists_every_dataset_with_terms_and_citation():
                 assert f.get("note"), (name, f["path"])
 
 
+def test_a_damaged_or_short_manifest_says_how_to_restore_it(tmp_path):
+    bad = tmp_path / "manifest.json"
+    bad.write_text("{")
+    with pytest.raises(ValueError, match=r"Cannot read the manifest .*git checkout capkit/data/"
+                                         r"manifest\.json.*pip install --force-reinstall"):
+        load_manifest(bad)
+    bad.write_text(json.dumps({"datasets": {"thumb": {}}}))
+    with pytest.raises(ValueError, match=r"lacks \['flickr8k'.*; restore it: `git checkout"):
+        load_manifest(bad)
+
+
 def test_public_datasets_are_exactly_those_without_mirror_only_files():
     manifest = load_manifest()
     public = {n for n, e in manifest.items() if all(f["url"] for f in e["files"])}

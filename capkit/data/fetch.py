@@ -15,8 +15,8 @@ manifest's size and sha256 is skipped, so re-running is cheap (hashing all ten d
 tens of milliseconds); a damaged file (edited, truncated) is named and fetched again, the
 verified ones being copied from the old folder; ``--force`` fetches everything again. A failed
 or interrupted fetch leaves no marker, and loaders treat a folder without its marker as absent.
-The data directory is ``--data-dir``, else $CAPKIT_DATA_DIR, else ~/.cache/capkit/data
-(``capkit.data.paths.data_dir``).
+The data directory is ``--data-dir``, else $CAPKIT_DATA_DIR, else capkit's default data folder
+(``capkit.data.paths.data_dir``; ``capkit data list`` prints it).
 
 Fetches of the same dataset may run at once (several notebooks, a test run): the check, the
 transfer and the install happen under the lock ``.<dataset>.lock`` beside the folder, so one
@@ -42,6 +42,8 @@ from capkit.data.paths import DATASETS, data_dir, marker_path
 MANIFEST = Path(__file__).with_name("manifest.json")
 CHUNK = 1 << 20
 TIMEOUT_S = 60
+_RESTORE = ("restore it: `git checkout capkit/data/manifest.json` in a clone, `pip install "
+            "--force-reinstall --no-deps capkit` otherwise.")
 
 
 @dataclass(frozen=True)
@@ -60,10 +62,10 @@ def load_manifest(path: Path = MANIFEST) -> dict:
     try:
         datasets = json.loads(path.read_text(encoding="utf-8"))["datasets"]
     except (OSError, ValueError, KeyError) as e:
-        raise ValueError(f"Cannot read the manifest {path} ({e}); restore it from git.") from None
+        raise ValueError(f"Cannot read the manifest {path} ({e}); {_RESTORE}") from None
     missing = [d for d in DATASETS if d not in datasets]
     if missing:
-        raise ValueError(f"The manifest {path} lacks {missing}; restore it from git.")
+        raise ValueError(f"The manifest {path} lacks {missing}; {_RESTORE}")
     return datasets
 
 
