@@ -1,7 +1,8 @@
 """capkit's datasets: one schema, one loader per benchmark, and ``load(name)`` to reach them.
 
 Nothing is read at import time. Data are fetched once with ``capkit data fetch`` (``fetch.py``,
-folders in ``paths.py``); a loader whose dataset is missing raises FileNotFoundError with that command.
+folders in ``paths.py``); a loader whose dataset is missing raises FileNotFoundError with that
+command.
 
 >>> from capkit.data import load
 >>> judgments = load("flickr8k_expert")          # doctest: +SKIP
