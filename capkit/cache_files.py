@@ -1,16 +1,27 @@
-"""capkit's cache files: where they live, the lock that guards each, atomic writes, rebuilds.
+"""capkit's cache files: where they live, who may have written them, the lock that guards
+each, atomic writes, rebuilds.
 
-Every cache capkit writes (encoder features, METEOR's resources) and every dataset the fetch
-script installs follows the same three rules, so that broken files and concurrent runs (two
-notebooks, a test run beside a benchmark) never cost more than a recomputation:
+Every cache capkit writes (encoder features, METEOR's resources, the official SPICE's parse
+cache) follows four rules, so that no other user can change a score through it and broken files
+and concurrent runs (two notebooks, a test run beside a benchmark) never cost more than a
+recomputation:
+
+* **Only your own files**: a cache feeds scores, and capkit does not check a cached value
+  against the input it stands for, so it reads a cache only from a place that only the current
+  user can write (as ssh and gpg treat key files). The cache folder (``cache_dir``:
+  ``$CAPKIT_CACHE_DIR``, else the platform's user cache folder, ``~/.cache/capkit`` on Linux
+  or ``$XDG_CACHE_HOME/capkit``) is created private (mode 0700), and the folders and files in it
+  are never group- or other-writable. A cache file, or any folder from the cache folder down to
+  it, that another user owns or that group or others can write is not read and not written:
+  one ``CacheWarning`` names it and says why, and the value is computed (``trust_problem``).
+  There is no shared cache; what a lab may share is the read-only data folder
+  (``$CAPKIT_DATA_DIR``), whose owner the readers then trust (INSTRUCTORS.md).
 
 * **Lock**: a cross-process lock (``filelock``, an ``flock`` on POSIX) guards each file or folder
   that is built or rewritten; the lock file lives next to what it guards, named
   ``<name>.lock``. It is never deleted (deleting a lock file while others wait on it would let
   two processes hold "the" lock at once) but with an outdated file it guards, which nothing
-  needs any more (``remove_unused``). A process that dies releases its lock with it. (The
-  tokenised references of ``metrics.token_cache`` take none: every writer of one of its files
-  writes the same bytes, and taking the lock would cost more than the work it saves.)
+  needs any more (``remove_unused``). A process that dies releases its lock with it.
 * **Atomic write**: a file is written under a temporary name in its own folder, flushed to disk
   (``fsync``) and moved into place with ``os.replace``, so a reader sees the old file or the new
   one, never half of one, even if the writer is killed. A folder that must be whole (a dataset,
@@ -40,7 +51,6 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 CACHE_ENV = "CAPKIT_CACHE_DIR"
-DEFAULT_CACHE_DIR = "~/.cache/capkit"
 LOCK_TIMEOUT_S = 600.0     # a live process holding a cache lock this long is stuck, not busy
 
 T = TypeVar("T")
@@ -67,8 +77,7 @@ _UMASK = _read_umask()
 
 def unreadable() -> tuple[type[BaseException], ...]:
     """What reading a damaged cache file raises: zip/npz errors, short reads, missing members.
-    (A function: importing zipfile and the other modules only a write needs would cost a read
-    of a small cache, such as ``metrics.token_cache``'s, ~0.01 s.)"""
+    (A function, so that importing this module does not import zipfile.)"""
     import zipfile
     return (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
 
@@ -78,8 +87,76 @@ class CacheWarning(UserWarning):
 
 
 def cache_dir(path: str | os.PathLike | None = None) -> Path:
-    """capkit's cache folder: ``path``, else ``$CAPKIT_CACHE_DIR``, else ``~/.cache/capkit``."""
-    return Path(path or os.environ.get(CACHE_ENV) or DEFAULT_CACHE_DIR).expanduser()
+    """capkit's cache folder: ``path``, else ``$CAPKIT_CACHE_DIR``, else the platform's user
+    cache folder for capkit (``platformdirs``: ``$XDG_CACHE_HOME/capkit``, by default
+    ``~/.cache/capkit``, on Linux; ``~/Library/Caches/capkit`` on macOS)."""
+    if path or os.environ.get(CACHE_ENV):
+        return Path(path or os.environ[CACHE_ENV]).expanduser()
+    import platformdirs
+    return Path(platformdirs.user_cache_dir("capkit", appauthor=False))
+
+
+def ownership_problem(owner: int, mode: int, user: int) -> str | None:
+    """Why a cache file or folder with owner ``owner`` and mode bits ``mode`` is not trusted by
+    the user ``user``, or None: it must be the user's own and neither group- nor
+    other-writable (the decision ``trust_problem`` makes for each path; root is no exception)."""
+    import stat
+    if owner != user:
+        return f"it is owned by user id {owner}, not by you (user id {user})"
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"group or others can write it (mode {stat.filemode(mode)})"
+    return None
+
+
+def trust_problem(path: str | os.PathLike, root: str | os.PathLike) -> str | None:
+    """Why capkit must not read (or write) the cache file or folder ``path`` inside the cache
+    folder ``root``, or None when it may: ``root``, every folder below it down to ``path``, and
+    ``path`` itself must pass ``ownership_problem`` (the ones that do not exist yet pass: capkit
+    creates them private). Always None where the system has no user ids (Windows: its ACLs,
+    not mode bits, decide who writes a folder there)."""
+    if not hasattr(os, "geteuid"):
+        return None
+    root, path = Path(root).absolute(), Path(path).absolute()
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        raise ValueError(f"{path} is not inside the cache folder {root}") from None
+    user = os.geteuid()
+    for depth in range(len(parts) + 1):
+        place = root.joinpath(*parts[:depth])
+        try:
+            st = os.stat(place)
+        except FileNotFoundError:
+            return None
+        problem = ownership_problem(st.st_uid, st.st_mode, user)
+        if problem is not None:
+            return f"{place}: {problem}"
+    return None
+
+
+def untrusted_message(problem: str, what: str) -> str:
+    """The warning for a cache that ``trust_problem`` refused; ``what`` (plural) names the
+    result that is computed instead."""
+    return (f"capkit does not use its cache at {problem}: anyone who can write there could "
+            f"change your scores. So {what} are computed and not saved. Make it your own and "
+            "private (`chmod go-w`, or delete it: it is only a cache), or point "
+            f"${CACHE_ENV} at a folder of your own.")
+
+
+def make_private_folder(folder: str | os.PathLike, root: str | os.PathLike) -> Path:
+    """Create ``folder`` (inside the cache folder ``root``) and whatever is missing of ``root``
+    and the folders between, each with mode 0700; the folders above ``root`` get the usual
+    mode. Returns ``folder``."""
+    root, folder = Path(root).absolute(), Path(folder).absolute()
+    parts = folder.relative_to(root).parts
+    root.parent.mkdir(parents=True, exist_ok=True)
+    for depth in range(len(parts) + 1):
+        place = root.joinpath(*parts[:depth])
+        try:
+            os.mkdir(place, 0o700)
+        except FileExistsError:
+            pass
+    return folder
 
 
 def lock_path(path: str | os.PathLike) -> Path:
@@ -133,7 +210,9 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) ->
 
     The temporary file is hidden (``.<name>.tmp-*``) so that globs for ``*<suffix>`` never see a
     half-written file, and it is removed if ``write`` fails or the process is interrupted. The
-    file gets the usual permissions (mkstemp's 0600 would make a shared cache unreadable).
+    file gets the usual permissions less group and other write (mkstemp's 0600 would make a
+    dataset in a shared data folder unreadable to the others; a writable file would make a
+    cache untrusted, ``trust_problem``).
     """
     import tempfile
     path = Path(path)
@@ -144,7 +223,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) ->
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.chmod(tmp, 0o644 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -327,20 +406,33 @@ def _try_read(path: Path, read: Callable[[Path], T]) -> tuple[bool, T | None, Ba
 
 def read_or_rebuild(path: str | os.PathLike, read: Callable[[Path], T], build: Callable[[], T],
                     write: Callable[[IO[bytes], T], None], *, what: str,
+                    root: str | os.PathLike | None = None,
                     on_written: Callable[[Path], None] | None = None) -> T:
     """``read(path)``, or ``build()`` it and save it with ``write(file, value)``.
 
-    At most one ``CacheWarning`` per call: when the file was unreadable (it is rebuilt and
-    replaced) or when the folder cannot be written (the value is built in memory). ``read``
+    ``root`` is the cache folder ``path`` lies in (default: ``cache_dir()`` when ``path`` is in
+    it, else ``path``'s folder); a file or folder
+    there that ``trust_problem`` refuses is neither read nor written: the value is built in
+    memory. At most one ``CacheWarning`` per call: when the place is not trusted, when the file
+    was unreadable (it is rebuilt and replaced) or when the folder cannot be written (the value
+    is built in memory). ``read``
     must raise one of ``unreadable()`` for a damaged file. ``what`` (plural) names the value in
     messages, e.g. "METEOR's resources". ``on_written(path)``, if given, runs once this call
     has written ``path`` (e.g. to delete the files it supersedes); it must not raise.
     """
     path = Path(path)
+    if root is None:
+        root = cache_dir() if cache_dir().absolute() in path.absolute().parents else path.parent
+    problem = trust_problem(path, root)
+    if problem is not None:
+        value = build()
+        warn(untrusted_message(problem, what))
+        return value
     found, value, damaged = _try_read(path, read)
     if found:
         return value
     try:
+        make_private_folder(path.parent, root)
         lock = file_lock(path)
         lock.acquire()
     except OSError as err:                   # read-only folder, or a stuck lock holder

@@ -5,7 +5,6 @@ Subcommands live in capkit/commands/, one module each.
 from __future__ import annotations
 
 import argparse
-import atexit
 import importlib
 import os
 import sys
@@ -88,24 +87,10 @@ def _one_line_warnings(command: str):
 def entry() -> None:
     """The ``capkit`` command and ``python -m capkit``: ``main``, then the process exit.
 
-    For ``capkit score`` a child process first starts tokenising the references
-    (``commands.tokenize_ahead``: 0.03-0.08 s of a first run on a COCO system) and the process's
-    heap is set up for large memory pages (``commands.huge_pages``: ~0.06 s); a library call of
-    ``main`` leaves its process alone. The command then ends the process without tearing the
-    interpreter down: the ``atexit`` handlers run and the output is flushed, as at a normal
-    exit, but the freeing of every module and object (~0.02 s of a 0.6 s run on a COCO system,
-    docs/speed.md) is skipped: the operating system reclaims the memory anyway. Other commands
-    run long, may leave files for finalizers to close, and exit normally; so does a score run
-    with a thread still working, or under a profiler, tracer or debugger (``python -m cProfile
-    -m capkit score``, pdb, coverage) or ``python -i``, which have work of their own to do after
-    it. A reader that goes away (``capkit score ... | head``) ends the run quietly, exit status
-    1; an output that cannot be written (a full disk) is a one-line error, exit status 2.
+    A reader that goes away (``capkit score ... | head``) ends the run quietly, exit status 1;
+    an output that cannot be written (a full disk) is a one-line error, exit status 2.
     """
     argv = sys.argv[1:]
-    if _command(argv) == "score":       # a process of its own: the references tokenised by a
-        from capkit.commands import huge_pages, tokenize_ahead     # child while it starts,
-        tokenize_ahead.start(argv)                                  # its heap in 2 MiB pages
-        huge_pages.use_huge_pages()
     try:
         code = main(argv)
         sys.stdout.flush()              # a failed write shows here, not as a traceback at exit
@@ -116,44 +101,13 @@ def entry() -> None:
         _drop_stdout()
         print(f"capkit {_command(argv)}: error: {err}", file=sys.stderr)
         sys.exit(2)
-    finally:                            # (an error before it was needed: not left running)
-        _stop_tokenizing_child()
-    if _command(argv) == "score" and not _watched() and not _threads_running():
-        atexit._run_exitfuncs()         # (then cleared: a normal exit would not run them again)
-        try:                            # (what the handlers printed)
-            sys.stdout.flush()
-        except OSError:
-            _drop_stdout()
-        sys.stderr.flush()
-        os._exit(code)
     sys.exit(code)
-
-
-def _stop_tokenizing_child() -> None:
-    tokenize_ahead = sys.modules.get("capkit.commands.tokenize_ahead")
-    if tokenize_ahead is not None:
-        tokenize_ahead.stop()
 
 
 def _drop_stdout() -> None:
     """As the Python docs advise for a reader that went away: stdout pointed at devnull, so
     that the flush at exit cannot fail again and print a traceback."""
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
-def _watched() -> bool:
-    """Whether a profiler, tracer or debugger runs this process, or ``python -i`` will open a
-    prompt after it: they act after the command returns, so the process must live on."""
-    return sys.getprofile() is not None or sys.gettrace() is not None or bool(sys.flags.inspect)
-
-
-def _threads_running() -> bool:
-    """Whether a thread other than the main one, not a daemon, is alive (a normal exit waits
-    for it)."""
-    threading = sys.modules.get("threading")
-    return threading is not None and any(
-        t.is_alive() and not t.daemon for t in threading.enumerate()
-        if t is not threading.main_thread())
 
 
 if __name__ == "__main__":

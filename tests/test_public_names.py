@@ -25,7 +25,7 @@ def test_readme_lists_imports_at_all():
 def test_metrics_named_in_the_module_table_are_public():
     import capkit.metrics as M
     names = {n for n in re.findall(r"`(\w+)`", METRICS_ROW) if not n.startswith("capkit")}
-    # a name is a public function, or a module of the package (token_cache): that one is an
+    # a name is a public function, or a module of the package: that one is an
     # attribute only once something imported it, so whether it exists is asked of the importer
     missing = sorted(n for n in names if not hasattr(M, n)
                      and importlib.util.find_spec(f"capkit.metrics.{n}") is None)

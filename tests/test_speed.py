@@ -33,17 +33,3 @@ def test_a_benchmark_without_timed_runs_is_refused_before_any_work(repeat):
                                             repeat=repeat)):
         with pytest.raises(ValueError, match="at least 1"):
             run()
-
-
-def test_a_first_run_starts_without_tokens_but_with_the_lexers_compiled_pattern(tmp_path):
-    """A first run is a run on references never tokenised before, on a machine where capkit
-    ran before: its cache folder holds the warm-up run's compiled lexer pattern (as any earlier
-    run leaves it, ``text.pattern_cache``) and no tokens file."""
-    warm = tmp_path / "warm"
-    for name, data in [("patterns/sre-0.bin", b"program"), ("tokens/ptb-0.txt", b"tokens")]:
-        (warm / name).parent.mkdir(parents=True, exist_ok=True)
-        (warm / name).write_bytes(data)
-    folder = Path(speed.first_run_folder(str(warm), str(tmp_path / "cold-0")))
-    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) \
-        == ["patterns/sre-0.bin"]
-    assert (folder / "patterns" / "sre-0.bin").read_bytes() == b"program"

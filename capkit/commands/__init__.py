@@ -2,9 +2,8 @@
 
 Subcommands parse arguments and call library functions; no metric logic lives here. ``COMMANDS``
 maps each command to its module and one-line help, so ``capkit --help`` and the parser of the one
-command being run are built without importing the other commands' modules. Two helpers sit
-beside them: ``args`` (argument types) and ``huge_pages`` (the heap of a ``capkit score``
-process in large memory pages).
+command being run are built without importing the other commands' modules; ``args`` holds the
+argument types they share.
 """
 COMMANDS = {
     "score": ("score", "score a candidates file against a references file"),

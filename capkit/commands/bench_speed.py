@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from capkit.commands.args import integer
 from capkit.report import format_table
@@ -19,6 +20,10 @@ def register(sub) -> None:
     p.add_argument("--whole-process", action="store_true",
                    help="also time whole processes (start-up, imports, file reading included): "
                         "`capkit score` vs a pycocoevalcap script, BLEU-4 + ROUGE-L + CIDEr-D")
+    p.add_argument("--record", default=None, metavar="FILE",
+                   help="also write the results as a JSON record (the command, machine, "
+                        "versions, date and every number printed), e.g. "
+                        "docs/measurements/bench_speed.json")
     p.set_defaults(func=run)
 
 
@@ -26,6 +31,9 @@ def run(args: argparse.Namespace) -> int:
     from capkit.data import load
     from capkit.speed import bench_speed
 
+    if args.record:
+        from capkit.commands.args import output_file
+        output_file(args.record, "--record")       # checked before the minutes of timing
     corpus = load(args.dataset)
     if args.system not in corpus.systems:
         raise ValueError(f"no system {args.system!r} in {args.dataset}; "
@@ -44,13 +52,16 @@ def run(args: argparse.Namespace) -> int:
         diff = result["meteor_corpus_diff"]
         print("meteor: cold start on both sides (JVM + paraphrase table / capkit's resources "
               f"from its binary cache); corpus-score difference {diff:.2e}")
-    if args.whole_process:
-        _whole_process(cands, refs, args.repeat)
+    whole = _whole_process(cands, refs, args.repeat) if args.whole_process else None
+    if args.record:
+        from capkit.cache_files import write_output
+        from capkit.speed import measurement_record
+        record = measurement_record(args, {"in_process": result, "whole_process": whole})
+        write_output(args.record, json.dumps(record, indent=1) + "\n")
     return 0
 
 
-def _whole_process(cands: dict, refs: dict, repeat: int) -> None:
-    import json
+def _whole_process(cands: dict, refs: dict, repeat: int) -> dict:
     import tempfile
     from pathlib import Path
 
@@ -60,21 +71,13 @@ def _whole_process(cands: dict, refs: dict, repeat: int) -> None:
         c.write_text(json.dumps(cands))
         r.write_text(json.dumps(refs))
         res = whole_process(c, r, repeat)
-    print(f"\nwhole process (start-up, imports, reading the files, BLEU-4 + ROUGE-L + CIDEr-D; "
-          f"median of {repeat}, the sides alternating): pycocoevalcap "
-          f"{res['pycocoevalcap_s']:.2f} s (fastest {res['pycocoevalcap_best_s']:.2f} s);\n"
-          f"  capkit score, first run (tokenises the references, caches their tokens; the lexer's "
-          f"pattern compiled by an earlier run, text.pattern_cache): "
-          f"{res['capkit_s']:.2f} s: {res['ratio']:.1f}x (fastest runs {res['best_ratio']:.1f}x)\n"
-          f"  (the same without the child that tokenises them while it starts, "
-          f"CAPKIT_TOKENIZE_AHEAD=0: {res['capkit_alone_s']:.2f} s: {res['alone_ratio']:.1f}x;\n"
-          f"   with an empty cache folder, the first run on a machine, which also compiles the "
-          f"lexer and saves it: {res['capkit_empty_s']:.2f} s: {res['empty_ratio']:.1f}x)\n"
-          f"  capkit score, references tokenised before (tokens read from the cache): "
-          f"{res['capkit_repeated_s']:.2f} s: {res['repeated_ratio']:.1f}x (fastest runs "
-          f"{res['repeated_best_ratio']:.1f}x)\n"
-          f"  corpus-score difference {res['max_corpus_diff']:.2e}; the four kinds of capkit run "
-          "printed the same scores")
+    print(f"\nwhole process (start-up, imports, reading the files, BLEU-4 + ROUGE-L + CIDEr-D "
+          f"from raw text; median of {repeat}, the sides alternating): pycocoevalcap "
+          f"{res['pycocoevalcap_s']:.2f} s, capkit score {res['capkit_s']:.2f} s: "
+          f"{res['ratio']:.1f}x (fastest runs {res['pycocoevalcap_best_s']:.2f} s vs "
+          f"{res['capkit_best_s']:.2f} s: {res['best_ratio']:.1f}x); corpus-score difference "
+          f"{res['max_corpus_diff']:.2e}")
     print("both sides' bytecode compiled first, as pip leaves an installed package" if
           res["bytecode_compiled"] else "capkit's or pycocoevalcap's folder is read-only: their "
           "modules not yet compiled to bytecode were compiled at every start (slower)")
+    return res

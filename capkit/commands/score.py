@@ -5,7 +5,6 @@ import argparse
 import inspect
 import sys
 
-from capkit.commands import tokenize_ahead
 from capkit.commands.args import metric_list
 from capkit.report import format_table, write_scores_csv, write_scores_json
 
@@ -18,10 +17,7 @@ def register(sub) -> None:
     p.add_argument("--references", required=True,
                    help="{id: [captions]} JSON or a COCO annotations file; references of ids "
                         "with no candidate are left out, as COCOEvalCap does ('-': standard "
-                        "input). Their PTB tokens (1,000 references or more) are kept in "
-                        "capkit's cache folder and read by the next run on the same references "
-                        "(CAPKIT_TOKEN_CACHE=0: off); a first run tokenises them in a child "
-                        "process while it starts (CAPKIT_TOKENIZE_AHEAD=0: off)")
+                        "input)")
     p.add_argument("--metrics", type=metric_list, default=list(suite("classic")),
                    help="comma-separated names, or module:function for your own metric")
     p.add_argument("--format", choices=["json", "csv", "table", "markdown"], default="table")
@@ -72,9 +68,6 @@ def run(args: argparse.Namespace) -> int:
                if "progress" in inspect.signature(spec.function).parameters}
     scorer = Scorer(specs, tokenizer=args.tokenizer, options=options, strict=args.strict,
                     chunk_size=args.chunk_size)
-    if not any(spec.tokens for spec in specs.values()) or \
-            scorer.chunk_size_for(len(cands)) is not None:
-        tokenize_ahead.stop()       # its tokens file will not be read (else lookup waits for it)
     results = scorer.score(cands, refs, images=args.images)
     del cands, refs
     if args.format == "json":       # written a block of captions at a time (a million rows)

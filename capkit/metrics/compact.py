@@ -24,7 +24,7 @@ import numpy as np
 from capkit.caption_files import paused_gc
 from capkit.metrics.inputs import CaptionBatch, no_tokens, tokenized_text
 from capkit.metrics.ngrams import Encoded
-from capkit.text.ptb_cache import splits_apart
+from capkit.text.flat_tokens import splits_apart
 
 TOKENIZE_BLOCK = 100_000      # captions tokenised per call (bounds the tokenizer's memory)
 REMEMBERED = 2_000_000        # distinct tokenisations remembered for reuse (bounds a dict)

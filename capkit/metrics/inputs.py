@@ -8,7 +8,6 @@ sequences (``[caption, ...]``, ``[[refs], ...]``). Both are checked the same way
 from __future__ import annotations
 
 import collections
-import itertools
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -16,10 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from capkit.metrics.lazy_tokens import DecodedReferences, DecodedSegments, SplitReferences
+from capkit.metrics.lazy_tokens import DecodedReferences, DecodedSegments
 from capkit.metrics.ngrams import (CandidateJoin, Encoded, NgramIndex, build_index, candidate_join,
-                                   encode, encode_flat, join_encoded)
-from capkit.text.ptb_cache import splits_apart, tokens_of
+                                   encode, encode_flat)
+from capkit.text.flat_tokens import splits_apart, tokens_of
 
 TOKENIZERS = ("ptb", "split")
 
@@ -273,19 +272,11 @@ def _regroup(flat: list, refs: list[list[str]]) -> list[list]:
 
 
 def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool = False,
-            ids: tuple[str, ...] | None = None, checked: bool = False,
-            token_cache: bool = True, lazy_references: bool = False) -> CaptionBatch:
+            ids: tuple[str, ...] | None = None, checked: bool = False) -> CaptionBatch:
     """Validate, align and tokenise once. A ``CaptionBatch`` passes through unchanged.
 
     ``checked=True``: ``candidates`` and ``references`` are aligned lists that ``align`` already
-    accepted (with ``ids``), so they are not checked again. ``token_cache``: read the PTB tokens
-    of a reference stream tokenised before from capkit's cache folder, and save new ones there
-    (``capkit.metrics.token_cache``; streams of 1,000 captions or more; the same tokens either
-    way). False, or ``CAPKIT_TOKEN_CACHE=0`` in the environment: always tokenise.
-    ``lazy_references=True`` (the ``Scorer``'s, for the built-in metrics, which read token ids):
-    references read from that cache are split into token lists only when read, as a read-only
-    sequence equal to the lists (``CaptionBatch.with_lists`` makes them lists); otherwise
-    ``references`` is always a list of lists.
+    accepted (with ``ids``), so they are not checked again.
     """
     if isinstance(candidates, CaptionBatch):
         if references is not None:
@@ -302,32 +293,18 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
     # two streams, like pycocoevalcap's two tokenizer runs (results, then ground truth)
     cand_text = tokenized_text(cands, tokenizer)
     flat_refs = [r for rs in refs for r in rs]
-    cached = None                   # the references' entry in metrics.token_cache
-    if tokenizer == "ptb" and token_cache:
-        from capkit.metrics import token_cache as tokens_on_disk
-        cached = tokens_on_disk.lookup(flat_refs)
-    found = cached is not None and cached.text is not None
-    ref_text = cached.text if found else tokenized_text(flat_refs, tokenizer)
-    # The references are encoded alone (or read so from the cache), then the candidates' words
-    # are numbered in front of theirs (join_encoded): the ids of encoding candidates +
-    # references together, and a cache file's ids never depend on the candidates.
-    refs_apart = splits_apart(ref_text)
-    apart = refs_apart or splits_apart(cand_text)
-    ref_flat, ref_encoded = (None, cached.encoding) if found else \
-        (None, None) if refs_apart else _flat_and_encoded(ref_text)
-    if cached is not None and not found:      # the first run on these references: save them
-        cached.save(ref_text, ref_encoded)
+    ref_text = tokenized_text(flat_refs, tokenizer)
+    apart = splits_apart(cand_text) or splits_apart(ref_text)
     encoded, cand_toks, ref_toks = None, None, None
-    if ref_encoded is not None and not apart:
+    if not apart:
         cand_flat, cand_lengths = _tokens_of(cand_text)
-        if cand_flat is not None:   # only the candidates' words are looked up
-            encoded = join_encoded(cand_flat, cand_lengths, ref_encoded)
+        ref_flat, ref_lengths = _tokens_of(ref_text)
+        if cand_flat is not None and ref_flat is not None:
+            # one numbering of candidates then references (first appearance), as encode gives
+            encoded = encode_flat(cand_flat + ref_flat, np.concatenate([cand_lengths, ref_lengths]))
             cand_toks = _segments(cand_flat, cand_lengths)
-            if lazy_references or ref_flat is None:
-                ref_toks = SplitReferences(ref_text, [0, *itertools.accumulate(map(len, refs))])
-                ref_toks = ref_toks if lazy_references else list(ref_toks)
-            else:                   # slices of one list: each token string is made once
-                ref_toks = _regroup(_segments(ref_flat, ref_encoded.lengths), refs)
+            # slices of one list: each token string is made once
+            ref_toks = _regroup(_segments(ref_flat, ref_lengths), refs)
     if cand_toks is None:
         cand_toks = [t.split() for t in cand_text]
         ref_toks = _regroup([t.split() for t in ref_text], refs)
@@ -345,14 +322,6 @@ def prepare(candidates, references=None, tokenizer: str = "ptb", *, strict: bool
             [t.split(" ") for t in cand_text], _regroup([t.split(" ") for t in ref_text], refs),
             ids, tokenizer)
     return batch
-
-
-def _flat_and_encoded(texts: list[str]) -> tuple[list[str] | None, Encoded | None]:
-    """All tokens of ``texts`` (space-joined tokens, no whitespace but the space:
-    ``splits_apart`` False) in one list, and their ``ngrams.encode_flat``; (None, None) when
-    they are not single-spaced."""
-    flat, lengths = _tokens_of(texts)
-    return (None, None) if flat is None else (flat, encode_flat(flat, lengths))
 
 
 def _segments(flat: list[str], lengths: np.ndarray) -> list[list[str]]:
@@ -375,7 +344,7 @@ def no_tokens(names: list[str], tokenizer: str, strict: bool) -> None:
 
 
 def _tokens_of(texts: list[str]) -> tuple[list[str] | None, np.ndarray | None]:
-    """``ptb_cache.tokens_of`` with the counts as an int64 array; (None, None) when the texts
+    """``flat_tokens.tokens_of`` with the counts as an int64 array; (None, None) when the texts
     are not single-spaced."""
     found = tokens_of(texts)
     if found is None:

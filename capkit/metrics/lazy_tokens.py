@@ -1,8 +1,6 @@
-"""Token lists made on access: a batch's segments decoded from token ids, or its references
-split from their tokenised text, for the metrics that read token strings at all (BLEU, ROUGE-L
-and CIDEr-D read ids). Used by ``inputs.CaptionBatch``: ``from_encoded`` (the chunks of
-``metrics.compact``) and ``prepare(lazy_references=True)`` (references read from
-``metrics.token_cache``)."""
+"""Token lists made on access: a batch's segments decoded from token ids, for the metrics that
+read token strings at all (BLEU, ROUGE-L and CIDEr-D read ids). Used by
+``inputs.CaptionBatch.from_encoded`` (the chunks of ``metrics.compact``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -61,18 +59,3 @@ class DecodedReferences(Lazy):
 
     def _item(self, i: int):
         return list(DecodedSegments(self.encoded, np.arange(self.first[i], self.first[i + 1])))
-
-
-class SplitReferences(Lazy):
-    """Per candidate, the token lists of its references, split from their tokenised texts on
-    access: references whose ids came from ``token_cache``, which BLEU, ROUGE-L and CIDEr-D
-    never read as strings (making 280,000 token strings is ~0.05 s of a COCO system)."""
-
-    def __init__(self, texts: list[str], first: list[int]):
-        self.texts, self.first = texts, first              # (N + 1,) offsets into texts
-
-    def __len__(self) -> int:
-        return len(self.first) - 1
-
-    def _item(self, i: int):
-        return [t.split() for t in self.texts[self.first[i]:self.first[i + 1]]]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from capkit.text.ptb_cache import number_words
+from capkit.text.flat_tokens import number_words
 
 
 @dataclass(frozen=True)
@@ -72,23 +72,6 @@ def encode_flat(flat: list[str], lengths: np.ndarray) -> Encoded:
     tokens = np.frombuffer(ids, dtype=np.intc).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     return Encoded(tokens, lengths, starts, words)
-
-
-def join_encoded(first: list[str], first_lengths: np.ndarray, rest: Encoded) -> Encoded:
-    """``encode_flat(first + the tokens of rest, ...)`` made from ``rest``'s encoding, without
-    reading its tokens as strings: ``first``'s words get the first ids, in order of first
-    appearance, then ``rest``'s new words in its own order of first appearance (which is their
-    joint order of first appearance). ``prepare`` encodes the references alone (or reads them
-    so from ``token_cache``) and joins the candidates in front this way."""
-    words, first_ids = number_words(first)
-    vocab = dict(zip(words, range(len(words))))
-    # len(vocab) is read before setdefault adds a new word: the next id
-    renumber = np.array([vocab.setdefault(w, len(vocab)) for w in rest.vocab], dtype=np.int64)
-    first_ids = np.frombuffer(first_ids, dtype=np.intc).astype(np.int64)
-    tokens = np.concatenate([first_ids, renumber[rest.tokens]])
-    lengths = np.concatenate([np.asarray(first_lengths, dtype=np.int64), rest.lengths])
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    return Encoded(tokens, lengths, starts, list(vocab))
 
 
 def build_index(segments: list[list[str]] | Encoded, n: int = 4) -> NgramIndex:

@@ -95,7 +95,7 @@ class Scorer:
         if any(s.tokens for s in in_memory.values()) and batch is None:
             with paused_gc():
                 batch = prepare(*texts[:2], tokenizer=self.tokenizer, ids=texts[2], checked=True,
-                                strict=self.strict, lazy_references=True)
+                                strict=self.strict)
             if sum(_target(s) in NGRAM_METRICS for s in in_memory.values()) > 1:
                 batch.ngrams(4)            # BLEU-1..4 and CIDEr-D share one n-gram index
         if texts is None and any(not s.tokens for s in self.specs.values()):

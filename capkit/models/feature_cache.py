@@ -49,8 +49,9 @@ from pathlib import Path
 
 import numpy as np
 
-from capkit.cache_files import (CACHE_ENV, cache_dir, file_lock, open_npz, unreadable,
-                                unreadable_message, unwritable_message, warn, write_atomic)
+from capkit.cache_files import (CACHE_ENV, cache_dir, file_lock, make_private_folder, open_npz,
+                                trust_problem, unreadable, unreadable_message,
+                                untrusted_message, unwritable_message, warn, write_atomic)
 
 __all__ = ["CACHE_ENV", "FeatureCache", "cache_dir", "checksum", "model_revision",
            "resolve_cache", "text_key", "runtime_versions"]
@@ -132,6 +133,13 @@ class FeatureCache:
             return []
         key_text = self.key_text(signature, kind, revision)
         folder = self.folder(signature, kind, revision)
+        problem = trust_problem(folder, self.root.parent)
+        if problem is not None:         # not the user's own: neither read nor written
+            rows = list(first.values())
+            items = compute(rows)
+            warn(untrusted_message(problem, "the features"))
+            made = {keys[r]: item for r, item in zip(rows, items)}
+            return [made[k] for k in keys]
         found, damaged = _lookup(folder, key_text, set(first))
         missing = [first[k] for k in first if k not in found]
         made: dict[str, dict[str, np.ndarray]] = {}
@@ -259,7 +267,8 @@ def _identity(path: Path) -> tuple[int, int, int]:
 
 
 def _lookup(folder: Path, key_text: str, wanted: set[str]):
-    """(items found by key, [(pack, its identity, error)] of packs that could not be read)."""
+    """(items found by key, [(pack, its identity, error)] of packs that could not be read or
+    are not the user's own: ``trust_problem``)."""
     found: dict[str, dict[str, np.ndarray]] = {}
     damaged: list[tuple[Path, tuple, BaseException]] = []
     seen: set[Path] = set()
@@ -272,6 +281,9 @@ def _lookup(folder: Path, key_text: str, wanted: set[str]):
                 continue
             seen.add(path)
             try:
+                problem = trust_problem(path, folder)
+                if problem is not None:
+                    raise PermissionError(problem)
                 _read_pack(path, key_text, wanted, found)
             except FileNotFoundError:
                 vanished = True
@@ -330,6 +342,7 @@ def _store(folder: Path, key_text: str, made: dict[str, dict[str, np.ndarray]],
     """Delete damaged packs and add one pack of ``made``; warnings as the module says."""
     deleted: list[tuple[Path, BaseException]] = []
     try:
+        make_private_folder(folder, folder.parent.parent)
         with file_lock(folder):
             for path, identity, err in damaged:
                 try:              # the same damaged file, not one another process put there?

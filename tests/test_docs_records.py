@@ -1,0 +1,20 @@
+"""Figures in the docs come from recorded benchmark runs (docs/measurements/*.json): a table
+rendered from its record must stand in its page as rendered, so a page and its record never
+disagree."""
+import json
+from pathlib import Path
+
+from capkit.speed import speed_table
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_the_speed_page_shows_its_record():
+    record = json.loads((DOCS / "measurements" / "bench_speed.json").read_text())
+    assert record["command"].startswith("capkit bench-speed --whole-process")
+    assert {"date", "machine", "versions", "results"} <= record.keys()
+    assert speed_table(record) in (DOCS / "speed.md").read_text()
+    ratio = record["results"]["whole_process"]["ratio"]
+    assert ratio >= 10                                               # the goal: at least 10x
+    readme = (DOCS.parent / "README.md").read_text()
+    assert f"**{ratio:.1f}x**" in readme and "docs/measurements/bench_speed.json" in readme
