@@ -9,8 +9,9 @@ from capkit.commands.args import metric_list, output_dir, resamples, seed_option
 
 
 def _benchmark_list(text: str) -> list[str]:
-    from capkit.meta_eval import ALL
+    from capkit.meta_eval import ALL, expand
     names = list(ALL) if text == "all" else [b.strip() for b in text.split(",") if b.strip()]
+    names = expand(names)
     if not names:
         raise argparse.ArgumentTypeError("give at least one benchmark name, or 'all'")
     return names
@@ -26,7 +27,8 @@ def register(sub) -> None:
     p.add_argument("--benchmarks", type=_benchmark_list, default="all",
                    help="comma-separated, or 'all': flickr8k_expert, flickr8k_cf, composite, "
                         "pascal50s, thumb, nebula, capeval1k; generated from capkit.world (not in "
-                        "'all'): world_expert, world_foil, world_systems")
+                        "'all'): world_expert, world_foil, world_systems; hard negatives (not in "
+                        "'all'): sugarcrepe (= sugarcrepe_refs4,sugarcrepe_refs1)")
     p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     p.add_argument("--out", type=Path, help="folder for results.json and the figures")
     p.add_argument("--n-boot", type=resamples, default=None,
@@ -37,7 +39,8 @@ def register(sub) -> None:
                         "cider_d), on the same resamples; added to --metrics if missing")
     p.add_argument("--images", action="append", default=[], metavar="BENCHMARK=DIR",
                    help="folder of a benchmark's images, for image metrics such as clipscore "
-                        "(repeatable); without it their rows are skipped and listed")
+                        "(repeatable; sugarcrepe=DIR: COCO val2017's images); without it their "
+                        "rows are skipped and listed")
     p.set_defaults(func=run)
 
 
@@ -78,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
         if parts:
             print("categories (x 100):")
             for c in parts:
+                ci = {k: f" [{lo:.1f}, {hi:.1f}]" for k, (lo, hi) in c.category_ci95.items()}
                 print(f"  {c.benchmark} / {c.metric}: " + ", ".join(
-                    f"{k} {v:.1f}" for k, v in c.categories.items()))
+                    f"{k} {v:.1f}{ci.get(k, '')}" for k, v in c.categories.items())
+                    + (f"; {c.n_ties} ties" if c.category_ci95 else ""))
         if results.comparisons:
             print(f"paired tests against {args.against} (difference x 100, 95% CI, one-sided p "
                   f"for H1: the metric agrees better; paired bootstrap over images):")

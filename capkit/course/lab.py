@@ -100,7 +100,7 @@ def restrict(data, images):
             caption_b=[data.caption_b[i] for i in pick],
             references=[data.references[i] for i in pick],
             images=[data.images[i] for i in pick], label=data.label[pick],
-            category=data.category[pick])
+            category=data.category[pick], ids=[data.ids[i] for i in pick] if data.ids else [])
     pick = np.flatnonzero(keep)
     new_index = np.full(len(keep), -1, np.int64)
     new_index[pick] = np.arange(len(pick))
@@ -212,8 +212,11 @@ def bench(metrics, sets: Mapping[str, LabSet], *, n_boot: int = 200, seed: int =
     with progress_bar(total=len(sets) * len(fns), desc="lab benchmark", progress=progress,
                       leave=True) as pbar:
         for name, s in sets.items():
-            candidates, references = harness._items(s.protocol, s.data)
-            scored = harness.score_items(fns, candidates, references, name)
+            if s.protocol.statistic == "pairwise_accuracy" and s.protocol.pair_scoring == "systems":
+                scored = harness._score_systems({name: (s.data, fns, None, None)}, "ptb")[name]
+            else:
+                candidates, references = harness._items(s.protocol, s.data)
+                scored = harness.score_items(fns, candidates, references, name)
             results[name] = {}
             for metric, scores in scored.items():
                 pbar.set_postfix_str(f"{name} / {metric}")

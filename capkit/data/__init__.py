@@ -27,6 +27,7 @@ from capkit.data.nebula import load_nebula
 from capkit.data.pascal50s import load_pascal50s, pascal50s_references
 from capkit.data.paths import DATASETS, data_dir, require
 from capkit.data.schema import CaptionJudgments, PairJudgments, SystemCaptions
+from capkit.data.sugarcrepe import load_sugarcrepe
 from capkit.data.thumb import load_thumb
 from capkit.data.world import load_world_expert, load_world_foil, load_world_systems
 
@@ -43,6 +44,7 @@ LOADERS = {
     "flickr30k_test": load_flickr30k_test,
     "diversity_wang_chan": load_diversity_set,
     "clipscore_example": load_clipscore_example,
+    "sugarcrepe": load_sugarcrepe,             # hard negatives, no human ratings
     "world_expert": load_world_expert,         # generated from capkit.world: nothing to fetch
     "world_foil": load_world_foil,
     "world_systems": load_world_systems,
@@ -70,6 +72,6 @@ __all__ = [
     "load_flickr8k_expert", "load_flickr8k_cf", "load_composite", "load_pascal50s",
     "pascal50s_references", "load_thumb", "load_nebula", "load_capeval1k",
     "load_coco_karpathy_test", "load_flickr30k_test", "load_diversity_set",
-    "load_clipscore_example", "load_world_expert", "load_world_foil", "load_world_systems",
-    "real_photographs",
+    "load_clipscore_example", "load_sugarcrepe", "load_world_expert", "load_world_foil",
+    "load_world_systems", "real_photographs",
 ]

@@ -26,10 +26,12 @@ DATASETS = (
     "flickr30k_test",
     "diversity_wang_chan",
     "clipscore_example",
+    "sugarcrepe",
 )
 # Datasets whose every file is a byte copy of a pinned public file, so they can be fetched without a
 # mirror. Must agree with capkit/data/manifest.json (tests/test_fetch.py checks it).
-PUBLIC_DATASETS = frozenset({"thumb", "nebula", "diversity_wang_chan", "clipscore_example"})
+PUBLIC_DATASETS = frozenset({"thumb", "nebula", "diversity_wang_chan", "clipscore_example",
+                             "sugarcrepe"})
 
 
 def data_dir(path: str | os.PathLike | None = None) -> Path:

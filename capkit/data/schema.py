@@ -52,6 +52,7 @@ class PairJudgments:
     protocol: dict[str, str]
     image_loader: Callable[[str], object] | None = field(default=None, repr=False, compare=False)
     scene_loader: Callable[[str], object] | None = field(default=None, repr=False, compare=False)
+    ids: list[str] = field(default_factory=list)   # (P,) pair ids, where the set names its pairs
 
     def __len__(self) -> int:
         return len(self.label)

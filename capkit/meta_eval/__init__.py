@@ -11,17 +11,19 @@ Importing this package loads only numpy; data, metrics, tqdm and matplotlib load
 from capkit.meta_eval.harness import (
     DEFAULT_N_BOOT, BenchResult, BenchResults, benchmark, compare, pascal50s_draws,
 )
-from capkit.meta_eval.protocols import ALL, PROTOCOLS, Protocol, get_protocol
+from capkit.meta_eval.protocols import (
+    ALL, GROUPS, HARD_NEGATIVES, PROTOCOLS, Protocol, expand, get_protocol,
+)
 from capkit.meta_eval.published import Published, load_published, published
 from capkit.meta_eval.stats import (
     Interval, PairedComparison, bootstrap_ci, kendall_tau, pair_credit, paired_bootstrap,
-    pairwise_accuracy, pearson, row_statistic, spearman, system_level,
+    pairwise_accuracy, pearson, row_statistic, spearman, system_level, tie_codes, tied,
 )
 
 __all__ = [
-    "ALL", "DEFAULT_N_BOOT", "PROTOCOLS", "BenchResult", "BenchResults", "Interval",
-    "PairedComparison", "Protocol", "Published", "benchmark", "bootstrap_ci", "compare",
-    "get_protocol", "kendall_tau", "load_published", "pair_credit", "paired_bootstrap",
+    "ALL", "DEFAULT_N_BOOT", "GROUPS", "HARD_NEGATIVES", "PROTOCOLS", "BenchResult",
+    "BenchResults", "Interval", "PairedComparison", "Protocol", "Published", "benchmark", "bootstrap_ci", "compare",
+    "expand", "get_protocol", "kendall_tau", "load_published", "pair_credit", "paired_bootstrap",
     "pairwise_accuracy", "pascal50s_draws", "pearson", "published", "row_statistic", "spearman",
-    "system_level",
+    "system_level", "tie_codes", "tied",
 ]

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from capkit.meta_eval.protocols import ALL, Protocol, get_protocol
+from capkit.meta_eval.protocols import ALL, Protocol, expand, get_protocol
 from capkit.meta_eval.published import published
 from capkit.meta_eval.stats import (
-    CategoryAccuracy, PairedComparison, SystemStatistic, bootstrap_ci, pair_credit,
-    paired_bootstrap, row_statistic, system_level,
+    CategoryAccuracy, PairedComparison, SystemStatistic, bootstrap_ci, bootstrap_samples,
+    pair_credit, paired_bootstrap, row_statistic, system_level, tied,
 )
 from capkit.scores import Scores
 
@@ -48,13 +48,20 @@ class BenchResult:
     protocol: Protocol = field(repr=False)
     scores: Scores = field(repr=False)   # item scores (pairwise: caption_a then caption_b)
     n_ties: int = 0                   # pairwise benchmarks: pairs the metric scores equal
+    # protocols averaged over pairs (SugarCrepe): each category's 95% interval, x 100
+    category_ci95: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"value": _finite(self.value), "statistic": self.statistic, "n": int(self.n),
-                "ci95": [_finite(self.ci95[0]), _finite(self.ci95[1])],
-                "categories": {k: _finite(v) for k, v in self.categories.items()},
-                "published": self.published, "published_source": self.published_source,
-                "signature": self.signature}
+        out = {"value": _finite(self.value), "statistic": self.statistic, "n": int(self.n),
+               "ci95": [_finite(self.ci95[0]), _finite(self.ci95[1])],
+               "categories": {k: _finite(v) for k, v in self.categories.items()},
+               "published": self.published, "published_source": self.published_source,
+               "signature": self.signature}
+        if self.category_ci95:
+            out["category_ci95"] = {k: [_finite(lo), _finite(hi)]
+                                    for k, (lo, hi) in self.category_ci95.items()}
+            out["n_ties"] = int(self.n_ties)
+        return out
 
 
 def _finite(value: float) -> float | None:
@@ -164,6 +171,60 @@ def load_benchmark(protocol: Protocol):
     return data
 
 
+def _per_system(spec) -> bool:
+    """Must a protocol's a and b captions be scored as two systems (``pair_scoring="systems"``)
+    for this metric? Yes when it may take corpus statistics from the call: CIDEr-D's document
+    frequencies, BERTScore with idf, any user's metric. A built-in metric whose score of a
+    caption depends only on that caption and its references gets the same numbers from one call
+    over both (up to last bits, which the tie rule absorbs) and reads each reference once."""
+    return not spec.builtin or spec.document_frequency or bool(spec.options.get("idf"))
+
+
+def _halves(parts: list[Scores]) -> Scores:
+    """One record of the a captions' scores then the b captions' (pairwise item order)."""
+    first = parts[0]
+    return Scores(first.metric, np.concatenate([p.per_caption for p in parts]), first.corpus,
+                  first.signature, parts={f"corpus_{k}": p.corpus for k, p in zip("ab", parts)})
+
+
+def _score_systems(jobs: dict, tokenizer: str) -> dict[str, dict[str, Scores]]:
+    """Item scores (a then b) of pairwise protocols scored as two systems, every metric of every
+    job at once: ``jobs[name] = (data, usable specs, images or None, scenes or None)``, the
+    images and scenes one per item. The metrics that need two systems (``_per_system``) get two
+    calls per protocol, the others one call over every protocol's a and b captions."""
+    out: dict[str, dict[str, Scores]] = {name: {} for name in jobs}
+    cut = lambda x, lo, hi: None if x is None else x[lo:hi]          # noqa: E731
+    joint: dict[tuple[str, ...], dict] = {}
+    for name, (data, usable, paths, scenes) in jobs.items():
+        two = {m: f for m, f in usable.items() if _per_system(f)}
+        half = len(data)
+        if two:
+            a, b = [score_items(two, captions, data.references, name, tokenizer,
+                                cut(paths, lo, lo + half), cut(scenes, lo, lo + half))
+                    for captions, lo in ((data.caption_a, 0), (data.caption_b, half))]
+            out[name].update({m: _halves([a[m], b[m]]) for m in two})
+        for m, f in usable.items():
+            if m not in two:
+                key = tuple(n for n, job in jobs.items() if m in job[1])
+                joint.setdefault(key, {})[m] = f
+    for names, specs in joint.items():
+        cands, refs, paths, scenes, spans = [], [], [], [], []
+        for name in names:
+            data, _, p, sc = jobs[name]
+            spans.append((name, len(cands), len(data)))
+            cands += list(data.caption_a) + list(data.caption_b)
+            refs += list(data.references) * 2
+            paths += p or []
+            scenes += sc or []
+        scored = score_items(specs, cands, refs, "+".join(names), tokenizer, paths or None,
+                             scenes or None)
+        for name, lo, half in spans:
+            for m, sc in scored.items():
+                halves = [sc.per_caption[lo + k * half:lo + (k + 1) * half] for k in (0, 1)]
+                out[name][m] = _halves([Scores(m, h, float("nan"), sc.signature) for h in halves])
+    return {name: {m: out[name][m] for m in jobs[name][1]} for name in jobs}   # metrics' order
+
+
 def _items(protocol: Protocol, data) -> tuple[list[str], list[list[str]]]:
     if protocol.statistic == "pairwise_accuracy":
         return list(data.caption_a) + list(data.caption_b), list(data.references) * 2
@@ -177,7 +238,8 @@ def _row_stat(protocol: Protocol, data, scores: Scores, seed: int):
         half = len(data)
         credit = pair_credit(values[:half], values[half:], data.label, ties=protocol.ties,
                              seed=seed)
-        return CategoryAccuracy(credit, data.category), np.asarray(data.images), credit
+        return (CategoryAccuracy(credit, data.category, protocol.average),
+                np.asarray(data.images), credit)
     rows = values[data.item_of_rating]
     groups = np.asarray(data.images)[data.item_of_rating]
     if protocol.statistic.startswith("system_"):
@@ -213,11 +275,14 @@ def _evaluate(protocol: Protocol, data, name: str, scores: Scores, n_boot: int,
               seed: int) -> BenchResult:
     stat, groups, rows = _row_stat(protocol, data, scores, seed)
     interval = bootstrap_ci(stat, groups, n_boot, seed)
-    statistic, n_ties = protocol.statistic, 0
+    statistic, n_ties, category_ci95 = protocol.statistic, 0, {}
     if statistic == "pairwise_accuracy":
         statistic = f"pairwise_accuracy(ties={protocol.ties})"
+        if protocol.average == "pairs":
+            statistic += ", over all pairs"
+            category_ci95 = _category_intervals(stat, groups, n_boot, seed)
         half = len(data)
-        n_ties = int((scores.per_caption[:half] == scores.per_caption[half:]).sum())
+        n_ties = int(tied(scores.per_caption[:half], scores.per_caption[half:]).sum())
     pub = published(protocol.name, name)
     return BenchResult(
         benchmark=protocol.name, metric=name, statistic=statistic, value=100 * interval.estimate,
@@ -225,7 +290,20 @@ def _evaluate(protocol: Protocol, data, name: str, scores: Scores, n_boot: int,
         categories=_categories(protocol, data, stat, rows),
         published=None if pub is None else pub.value,
         published_source=None if pub is None else pub.source, signature=scores.signature,
-        protocol=protocol, scores=scores, n_ties=n_ties)
+        protocol=protocol, scores=scores, n_ties=n_ties, category_ci95=category_ci95)
+
+
+def _category_intervals(stat: CategoryAccuracy, groups, n_boot: int,
+                        seed: int) -> dict[str, tuple[float, float]]:
+    """Each category's 95% percentile interval (x 100), on the resamples of the overall one."""
+    samples = bootstrap_samples([stat.category(k) for k in range(len(stat.names))], groups,
+                                n_boot, seed)
+    out = {}
+    for name, row in zip(stat.names, samples):
+        ok = row[~np.isnan(row)]
+        low, high = np.percentile(ok, [2.5, 97.5]) if len(ok) else (np.nan, np.nan)
+        out[str(name)] = (100 * float(low), 100 * float(high))
+    return out
 
 
 def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = ALL, *,
@@ -258,29 +336,30 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
                          f"({', '.join(fns)}); add it to the metrics")
     if isinstance(benchmarks, (str, Protocol)):
         benchmarks = [benchmarks]
-    protocols = [get_protocol(b) for b in benchmarks]
-    images = _check_image_folders(images or {}, [p.name for p in protocols])
+    protocols = [get_protocol(b) for b in expand(benchmarks)]
+    images = _check_image_folders(images or {}, protocols)
     results: dict[str, dict[str, BenchResult]] = {}
     comparisons: dict[tuple[str, str, str], PairedComparison] = {}
     skipped: list[tuple[str, str, str]] = []
     with progress_bar(total=len(protocols) * len(fns), desc="benchmark", progress=progress,
                       leave=True) as bar:
+        # pairs scored as two systems: every such protocol of the run at once (their references
+        # are read once)
+        ready = {p.name: _prepare(p, fns, images) for p in protocols
+                 if p.statistic == "pairwise_accuracy" and p.pair_scoring == "systems"}
+        if ready:
+            bar.set_postfix_str(f"{', '.join(ready)}: scoring")
+        prescored = _score_systems({n: (r[0], r[3], r[1], r[2]) for n, r in ready.items()},
+                                   tokenizer) if ready else {}
         for protocol in protocols:
-            data = load_benchmark(protocol)
-            candidates, references = _items(protocol, data)
-            paths, why = _image_paths(protocol, data, (images or {}).get(protocol.name)) \
-                if any(f.images for f in fns.values()) else (None, "")
-            scenes, why_scenes = _scenes(protocol, data) \
-                if any(f.scenes for f in fns.values()) else (None, "")
-            usable = {n: f for n, f in fns.items() if (paths is not None or not f.images)
-                      and (scenes is not None or not f.scenes)}
-            skipped += [(protocol.name, n, why if f.images and paths is None else why_scenes)
-                        for n, f in fns.items() if n not in usable]
+            data, paths, scenes, usable, skips = ready.get(protocol.name) or \
+                _prepare(protocol, fns, images)
+            skipped += skips
             bar.update(len(fns) - len(usable))
             if not usable:
                 continue
-            scored = score_items(usable, candidates, references, protocol.name, tokenizer, paths,
-                                 scenes)
+            scored = prescored.get(protocol.name) or score_items(
+                usable, *_items(protocol, data), protocol.name, tokenizer, paths, scenes)
             results[protocol.name] = {}
             for name, scores in scored.items():
                 bar.set_postfix_str(f"{protocol.name} / {name}")
@@ -294,6 +373,20 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
             f"{m} on {b}: {why}" for b, m, why in skipped))
     return BenchResults(results, n_boot, seed, skipped, comparisons, tokenizer,
                         {p.name: p for p in protocols})
+
+
+def _prepare(protocol: Protocol, fns, images: Mapping[str, str]):
+    """(data, images per item, scenes per item, the usable metrics, the skipped ones and why)."""
+    data = load_benchmark(protocol)
+    paths, why = _image_paths(protocol, data, images.get(protocol.name)) \
+        if any(f.images for f in fns.values()) else (None, "")
+    scenes, why_scenes = _scenes(protocol, data) \
+        if any(f.scenes for f in fns.values()) else (None, "")
+    usable = {n: f for n, f in fns.items() if (paths is not None or not f.images)
+              and (scenes is not None or not f.scenes)}
+    skips = [(protocol.name, n, why if f.images and paths is None else why_scenes)
+             for n, f in fns.items() if n not in usable]
+    return data, paths, scenes, usable, skips
 
 
 def _paired(protocol: Protocol, data, scored: Mapping[str, Scores], against: str, n_boot: int,
@@ -310,12 +403,14 @@ def _paired(protocol: Protocol, data, scored: Mapping[str, Scores], against: str
     return out
 
 
-def _check_image_folders(images: Mapping[str, str], run: list[str]) -> dict[str, str]:
+def _check_image_folders(images: Mapping[str, str], protocols: list) -> dict[str, str]:
     """The folders of ``images``, ~ expanded, once every benchmark given images is run and its
     folder exists (a typo is an error here, not a row skipped after the data are loaded, nor a
-    folder silently unused)."""
+    folder silently unused). A group's folder (``"sugarcrepe"``) serves each of its protocols."""
     from pathlib import Path
     images = {name: str(Path(folder).expanduser()) for name, folder in images.items()}
+    protocols = [get_protocol(p) for p in protocols]
+    run = [p.name for p in protocols] + [p.group for p in protocols if p.group]
     for name, folder in images.items():
         if name not in run:
             raise ValueError(f"images are given for {name}, which is not among the benchmarks "
@@ -326,6 +421,9 @@ def _check_image_folders(images: Mapping[str, str], run: list[str]) -> dict[str,
             raise FileNotFoundError(f"the images folder of {name}, {folder}, {what}; give the "
                                     f"folder that holds its images (capkit bench --images "
                                     f"{name}=DIR)")
+    for p in protocols:
+        if p.group in images and p.name not in images:
+            images[p.name] = images[p.group]
     return images
 
 
@@ -338,9 +436,10 @@ def _image_paths(protocol: Protocol, data, folder) -> tuple[list[str] | None, st
     if folder is None and loader is not None:        # the world benchmarks draw their own images
         return [loader(n) for n in names], ""
     if folder is None:
-        return None, (f"needs the images of {protocol.name}, which are not shipped; pass "
-                      f"images={{'{protocol.name}': DIR}} (capkit bench --images "
-                      f"{protocol.name}=DIR)")
+        name = protocol.group or protocol.name
+        which = f" ({protocol.images_hint})" if protocol.images_hint else ""
+        return None, (f"needs the images of {name}{which}, which are not shipped; pass "
+                      f"images={{'{name}': DIR}} (capkit bench --images {name}=DIR)")
     missing = sorted({n for n in set(names) if not (Path(folder) / n).is_file()})
     if missing:
         return None, (f"{len(missing)} of {len(set(names))} images of {protocol.name} are "
@@ -403,11 +502,14 @@ def compare(metric_a, metric_b, benchmark_name: str | Protocol, *, n_boot: int =
         if paths is None:
             raise ValueError(f"{metric_a} / {metric_b} on {protocol.name}: {why}")
     scenes = _scenes(protocol, data)[0] if any(f.scenes for f in fns.values()) else None
+    systems = protocol.statistic == "pairwise_accuracy" and protocol.pair_scoring == "systems"
     scored = {}
     with progress_bar(total=len(fns) + 1, desc="compare", progress=progress) as bar:
         for name, spec in fns.items():          # one metric at a time, so the bar moves
             bar.set_postfix_str(name)
-            scored.update(score_items({name: spec}, candidates, references, protocol.name,
+            scored.update(_score_systems({protocol.name: (data, {name: spec}, paths, scenes)},
+                                         tokenizer)[protocol.name] if systems else
+                          score_items({name: spec}, candidates, references, protocol.name,
                                       tokenizer, paths, scenes))
             bar.update()
         (stat_a, groups, _), (stat_b, _, _) = [_row_stat(protocol, data, s, seed)

@@ -1,4 +1,5 @@
-"""The seven human-judgment benchmarks and their exact protocols (docs/benchmarks.md).
+"""The benchmarks and their exact protocols (docs/benchmarks.md): the seven human-judgment sets,
+the world's three, and SugarCrepe's hard negatives with 4 and with 1 reference.
 
 A ``Protocol`` names the loader and its options (the literature's row and reference rules, spelled
 out even where they are the loader's defaults), the statistic, and the expected number of rows, so
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 STATISTICS = ("kendall_tau_b", "kendall_tau_c", "pairwise_accuracy", "system_kendall_tau_b",
               "system_pearson")
+PAIR_SCORING = ("joint", "systems")
 
 
 @dataclass(frozen=True)
@@ -33,11 +35,21 @@ class Protocol:
     system_level: bool = False          # also correlate per-system means (THumB)
     human_system: str | None = None     # system level is also given without this system
     by: str | None = None               # item_extra field to break the statistic down by
+    average: str = "categories"         # pairwise: value = mean of the categories, or of "pairs"
+    # pairwise: "joint" scores a and b captions in one call; "systems" scores the a captions and
+    # the b captions as two systems against the same references (pycocoevalcap's corpus
+    # statistics, e.g. CIDEr-D's document frequencies, from those references once per pair)
+    pair_scoring: str = "joint"
+    group: str | None = None            # a name that runs this protocol with its siblings
+    images_hint: str = ""               # which images an image metric needs, for the skip note
 
     def __post_init__(self):
         if self.statistic not in STATISTICS:
             raise ValueError(f"statistic {self.statistic!r} of protocol {self.name!r} is not one "
                              f"of {STATISTICS}")
+        if self.pair_scoring not in PAIR_SCORING:
+            raise ValueError(f"pair_scoring {self.pair_scoring!r} of protocol {self.name!r} is "
+                             f"not one of {PAIR_SCORING}")
 
     def to_dict(self) -> dict:
         """Every rule as JSON-ready values (what ``results.json`` records beside the numbers)."""
@@ -137,6 +149,39 @@ _WORLD_ENTRIES = [
 ]
 WORLD: dict[str, Protocol] = {p.name: p for p in _WORLD_ENTRIES}
 
+# hard negatives (no human ratings): does a metric prefer a true caption over the same caption
+# with one thing made wrong? Not in ALL: `capkit bench --benchmarks sugarcrepe` runs both
+_SUGARCREPE_TYPES = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel",
+                     "swap_att", "swap_obj")
+_HARD_NEGATIVE_ENTRIES = [
+    Protocol(
+        name=f"sugarcrepe_{refs}", loader="sugarcrepe", options={"references": refs},
+        statistic="pairwise_accuracy", n_rows=7511,
+        rows=("7,511 (COCO val2017 caption, hard negative) pairs: add_att 692, add_obj 2,062, "
+              "replace_att 788, replace_obj 1,652, replace_rel 1,406, swap_att 666, swap_obj 245"),
+        references=("the image's val2017 captions in annotation-id order minus every caption "
+                    "equal to the positive (lower-cased, white space collapsed, ends stripped, "
+                    "one final full stop dropped); "
+                    + ("all that remain (4 for 7,459 pairs, 5 for 47, 2-3 for 5)"
+                       if refs == "refs4" else "the first that remains")),
+        target="the positive caption (label 0 = caption_a, on every pair)",
+        description=(f"SugarCrepe ({refs[-1]} reference{'s' if refs == 'refs4' else ''}): "
+                     "accuracy over 7,511 (positive, negative) pairs, a tie counting one half"),
+        categories=_SUGARCREPE_TYPES, ties="half", average="pairs", pair_scoring="systems",
+        group="sugarcrepe",
+        images_hint="COCO val2017: the 5,000 images of val2017.zip from cocodataset.org")
+    for refs in ("refs4", "refs1")]
+HARD_NEGATIVES: dict[str, Protocol] = {p.name: p for p in _HARD_NEGATIVE_ENTRIES}
+GROUPS: dict[str, tuple[str, ...]] = {"sugarcrepe": tuple(HARD_NEGATIVES)}
+
+
+def expand(benchmarks) -> list[str | Protocol]:
+    """Benchmark names with every group name (``"sugarcrepe"``) replaced by its protocols."""
+    out: list[str | Protocol] = []
+    for b in benchmarks:
+        out.extend(GROUPS[b] if isinstance(b, str) and b in GROUPS else [b])
+    return out
+
 
 def get_protocol(benchmark: str | Protocol) -> Protocol:
     """A protocol by benchmark name (or the protocol itself)."""
@@ -144,9 +189,15 @@ def get_protocol(benchmark: str | Protocol) -> Protocol:
         return benchmark
     if benchmark in WORLD:
         return WORLD[benchmark]
+    if benchmark in HARD_NEGATIVES:
+        return HARD_NEGATIVES[benchmark]
+    if benchmark in GROUPS:
+        raise ValueError(f"{benchmark!r} names the protocols {', '.join(GROUPS[benchmark])}: "
+                         "benchmark() runs them all; give one of them here")
     if benchmark not in PROTOCOLS:
         raise ValueError(f"unknown benchmark {benchmark!r}; choose from {', '.join(ALL)}, "
-                         f"{', '.join(WORLD)}, or pass a Protocol (see capkit.meta_eval.protocols)")
+                         f"{', '.join(WORLD)}, {', '.join([*GROUPS, *HARD_NEGATIVES])}, or pass "
+                         "a Protocol (see capkit.meta_eval.protocols)")
     return PROTOCOLS[benchmark]
 
 

@@ -21,8 +21,13 @@ import numpy as np
 from capkit.meta_eval.kendall import KendallTau, as_weight_columns, check_variant, dense_ranks
 
 TIE_POLICIES = ("half", "random", "wrong")
+# two scores are tied when |a - b| <= TIE_RTOL * max(|a|, |b|): scores equal in exact arithmetic
+# can differ in their last bits (the order of a float sum, a batched product), and those bits
+# must not decide a pair or a ranking
+TIE_RTOL = 1e-9
 ROW_STATISTICS = ("kendall_tau_b", "kendall_tau_c", "spearman", "pearson")
 ALTERNATIVES = ("greater", "two-sided")
+AVERAGES = ("categories", "pairs")
 _CHUNK = 1_500_000      # bootstrap weight-matrix elements per chunk (rows x resamples), ~6 MB
 
 
@@ -36,6 +41,33 @@ def _as_pair(x, y) -> tuple[np.ndarray, np.ndarray]:
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
         raise ValueError("x or y contains NaN or infinity; drop or fix those rows first")
     return x, y
+
+
+# ----------------------------------------------------------------------------- ties
+
+def tied(a, b) -> np.ndarray:
+    """Elementwise: are ``a`` and ``b`` equal up to ``TIE_RTOL``, relatively
+    (``|a - b| <= 1e-9 * max(|a|, |b|)``)? The one tie rule wherever two scores are compared."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return np.abs(a - b) <= TIE_RTOL * np.maximum(np.abs(a), np.abs(b))
+
+
+def tie_codes(values) -> np.ndarray:
+    """0-based dense ranks of ``values`` in which values tied with their sorted neighbour (``tied``)
+    share a rank, so that a ranking does not hang on last bits."""
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.r_[True, ~tied(ordered[1:], ordered[:-1])] if len(values) else np.zeros(0, bool)
+    codes = np.empty(len(values), np.int64)
+    codes[order] = np.cumsum(new) - 1
+    return codes
+
+
+def _tie_sign(x: np.ndarray) -> np.ndarray:
+    """sign(x[i] - x[j]) over the pairs i < j of axis 0, 0 where the two are ``tied``."""
+    i, j = np.triu_indices(len(x), k=1)
+    return np.where(tied(x[i], x[j]), 0.0, np.sign(x[i] - x[j]))
 
 
 # ----------------------------------------------------------------------------- point statistics
@@ -59,7 +91,8 @@ def spearman(x, y) -> float:
 
 def pair_credit(score_a, score_b, label, *, ties: str = "half", seed: int | None = None):
     """Per pair: 1 when the metric prefers the caption people preferred, 0 when not, and for a
-    metric tie 0.5 (``"half"``), a seeded coin flip (``"random"``) or 0 (``"wrong"``)."""
+    metric tie (``tied``: equal up to 1e-9, relatively) 0.5 (``"half"``), a seeded coin flip
+    (``"random"``) or 0 (``"wrong"``)."""
     a, b = np.asarray(score_a, dtype=np.float64), np.asarray(score_b, dtype=np.float64)
     label = np.asarray(label)
     if a.ndim != 1 or a.shape != b.shape or label.shape != a.shape:
@@ -75,14 +108,14 @@ def pair_credit(score_a, score_b, label, *, ties: str = "half", seed: int | None
         raise ValueError("ties='random' needs a seed (e.g. seed=0) so that the accuracy can be "
                          "reproduced; or use ties='half', its expected value")
     credit = ((b > a) == (label == 1)).astype(np.float64)
-    tied = a == b
+    even = tied(a, b)
     if ties == "half":
-        credit[tied] = 0.5
+        credit[even] = 0.5
     elif ties == "wrong":
-        credit[tied] = 0.0
+        credit[even] = 0.0
     else:
         coin = np.random.default_rng(seed).integers(0, 2, size=len(a))
-        credit[tied] = (coin[tied] == label[tied]).astype(np.float64)
+        credit[even] = (coin[even] == label[even]).astype(np.float64)
     return credit
 
 
@@ -104,6 +137,7 @@ def system_level(metric, human, systems, *, statistic: str = "pearson") -> tuple
     """Correlation over systems of the per-system mean metric score and mean human score.
 
     Returns the correlation and ``{system: (mean metric, mean human)}`` (THumB's system level).
+    A rank statistic ranks means that are ``tied`` (equal up to 1e-9, relatively) as equal.
     """
     metric, human = _as_pair(metric, human)
     systems = np.asarray(systems)
@@ -113,6 +147,8 @@ def system_level(metric, human, systems, *, statistic: str = "pearson") -> tuple
     means = {s: (float(metric[systems == s].mean()), float(human[systems == s].mean()))
              for s in names}
     m, h = np.array([v[0] for v in means.values()]), np.array([v[1] for v in means.values()])
+    if statistic in ("kendall_tau_b", "kendall_tau_c", "spearman"):
+        m, h = tie_codes(m), tie_codes(h)
     return row_statistic(statistic, m, h)(), means
 
 
@@ -182,9 +218,14 @@ def row_statistic(name: str, metric, human):
 
 
 class CategoryAccuracy:
-    """Mean over categories of the per-category mean credit (PASCAL-50S: HC, HI, HM, MM)."""
+    """Mean over categories of the per-category mean credit (PASCAL-50S: HC, HI, HM, MM), or with
+    ``average="pairs"`` the mean credit over all pairs (SugarCrepe); ``category(k)`` is the
+    accuracy of category ``k`` alone, bootstrap-ready too."""
 
-    def __init__(self, credit: np.ndarray, category: np.ndarray):
+    def __init__(self, credit: np.ndarray, category: np.ndarray, average: str = "categories"):
+        if average not in AVERAGES:
+            raise ValueError(f"average={average!r}: choose one of {AVERAGES}")
+        self.average = average
         self.credit = np.asarray(credit, dtype=np.float64)
         self.names, self.codes = np.unique(np.asarray(category), return_inverse=True)
         self.codes = self.codes.reshape(-1)
@@ -201,15 +242,40 @@ class CategoryAccuracy:
 
     def weighted(self, weights: np.ndarray) -> np.ndarray:
         w = as_weight_columns(weights, self.n).astype(np.float64)
+        if self.average == "pairs":
+            return (w * self.credit[:, None]).sum(axis=0) / w.sum(axis=0)
+        return self.per_category(w).mean(axis=0)     # NaN when a category drew no pair
+
+    def per_category(self, w: np.ndarray) -> np.ndarray:
+        """(K, B) accuracy of each category under each column of the weights (n, B)."""
         hits = self.onehot @ (w * self.credit[:, None])           # (K, B)
         seen = self.onehot @ w
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (hits / seen).mean(axis=0)        # NaN when a category drew no pair
+            return hits / seen
+
+    def category(self, k: int) -> "_OneCategory":
+        return _OneCategory(self, k)
+
+
+class _OneCategory:
+    """The accuracy of one category of a ``CategoryAccuracy``, as a row statistic."""
+
+    def __init__(self, parent: CategoryAccuracy, k: int):
+        self.parent, self.k, self.n = parent, k, parent.n
+
+    def __call__(self, rows=None) -> float:
+        w = np.ones(self.n, np.int64) if rows is None else np.bincount(rows, minlength=self.n)
+        return float(self.weighted(w[:, None])[0])
+
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        w = as_weight_columns(weights, self.n).astype(np.float64)
+        return self.parent.per_category(w)[self.k]
 
 
 class SystemStatistic:
     """``system_level`` on any weighting of the rows: correlation over systems of the per-system
-    mean metric and mean human score (world_systems' statistic), bootstrap-ready."""
+    mean metric and mean human score (world_systems' statistic), bootstrap-ready; Kendall's
+    tau-b counts two ``tied`` means as a tie."""
 
     def __init__(self, name: str, metric, human, systems):
         if name not in ("pearson", "kendall_tau_b"):
@@ -234,8 +300,7 @@ class SystemStatistic:
             if self.name == "pearson":
                 dx, dy = mx - mx.mean(axis=0), my - my.mean(axis=0)
                 return (dx * dy).sum(0) / np.sqrt((dx * dx).sum(0) * (dy * dy).sum(0))
-            i, j = np.triu_indices(len(self.names), k=1)
-            sx, sy = np.sign(mx[i] - mx[j]), np.sign(my[i] - my[j])        # (pairs, B)
+            sx, sy = _tie_sign(mx), _tie_sign(my)                          # (pairs, B)
             return (sx * sy).sum(0) / np.sqrt((sx * sx).sum(0) * (sy * sy).sum(0))
 
 
