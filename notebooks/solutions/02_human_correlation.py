@@ -27,7 +27,8 @@ def pascal_accuracy(score_a, score_b, label, category):
     a, b = np.asarray(score_a, dtype=float), np.asarray(score_b, dtype=float)
     label, category = np.asarray(label), np.asarray(category)
     credit = ((b > a) == (label == 1)).astype(float)    # 1: the metric agrees with people
-    credit[a == b] = 0.5                                 # a tie: half credit
+    tie = np.abs(a - b) <= 1e-9 * np.maximum(np.abs(a), np.abs(b))   # equal up to last bits
+    credit[tie] = 0.5                                    # a tie: half credit
     return float(np.mean([credit[category == c].mean() for c in np.unique(category)]))
 
 
@@ -44,3 +45,16 @@ def bootstrap_tau_c(metric, human, groups, n_boot, seed):
         taus.append(kendall_tau(metric[rows], human[rows], variant="c"))
     low, high = np.percentile(taus, [2.5, 97.5])
     return low, high
+
+
+# -------------------- Exercise 2.4 --------------------
+# Exercise 2.4: hard-negative accuracy per error type
+def hard_negative_accuracy(score_pos, score_neg, types):
+    """{"all": accuracy over all pairs, type: accuracy of its pairs} (a tie counts 1/2)."""
+    pos, neg = np.asarray(score_pos, dtype=float), np.asarray(score_neg, dtype=float)
+    types = np.asarray(types)
+    tie = np.abs(pos - neg) <= 1e-9 * np.maximum(np.abs(pos), np.abs(neg))
+    credit = np.where(tie, 0.5, (pos > neg).astype(float))
+    out = {"all": float(credit.mean())}
+    out.update({str(t): float(credit[types == t].mean()) for t in np.unique(types)})
+    return out
