@@ -300,3 +300,13 @@ def test_nothing_of_the_removed_speed_machinery_remains():
         text = path.read_text(encoding="utf-8")
         assert not [w for w in words if w in text], path
     assert cache_files.__doc__ and "Only your own files" in cache_files.__doc__
+
+
+def test_the_default_data_folder_is_in_the_platforms_cache_folder(monkeypatch, tmp_path):
+    from capkit.data.paths import data_dir
+    monkeypatch.delenv("CAPKIT_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    if sys.platform.startswith("linux"):
+        assert data_dir() == tmp_path / "xdg" / "capkit" / "data"
+    monkeypatch.setenv("CAPKIT_DATA_DIR", str(tmp_path / "shared"))
+    assert data_dir() == tmp_path / "shared" and data_dir(tmp_path / "x") == tmp_path / "x"

@@ -1,6 +1,8 @@
 """Where capkit keeps its datasets, and the check that one has been fetched.
 
-The data directory is ``$CAPKIT_DATA_DIR`` if set, else ``~/.cache/capkit/data``. Each dataset
+The data directory is ``$CAPKIT_DATA_DIR`` if set, else ``data`` in the platform's user cache
+folder for capkit (``platformdirs``: ``$XDG_CACHE_HOME/capkit/data``, by default
+``~/.cache/capkit/data``, on Linux; datasets can always be fetched again). Each dataset
 is a folder named after it. ``capkit.data.fetch`` moves a folder into place only once every
 file in it has been verified, then writes the marker ``.complete-<dataset>`` next to it. A folder
 without its marker is treated as absent, so an interrupted fetch never looks complete. The fetcher
@@ -12,7 +14,6 @@ import os
 from pathlib import Path
 
 DATA_DIR_ENV = "CAPKIT_DATA_DIR"
-DEFAULT_DATA_DIR = "~/.cache/capkit/data"
 MIRROR_HINT = "../shared/data"  # the local mirror named in error messages (relative to the repo)
 
 DATASETS = (
@@ -35,9 +36,13 @@ PUBLIC_DATASETS = frozenset({"thumb", "nebula", "diversity_wang_chan", "clipscor
 
 
 def data_dir(path: str | os.PathLike | None = None) -> Path:
-    """The datasets' folder: ``path`` if given, else $CAPKIT_DATA_DIR, else ~/.cache/capkit/data."""
+    """The datasets' folder: ``path`` if given, else $CAPKIT_DATA_DIR, else ``data`` in the
+    platform's user cache folder (``~/.cache/capkit/data`` on Linux unless $XDG_CACHE_HOME)."""
     if path is None:
-        path = os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR
+        path = os.environ.get(DATA_DIR_ENV)
+    if not path:
+        import platformdirs
+        return Path(platformdirs.user_cache_dir("capkit", appauthor=False)) / "data"
     return Path(path).expanduser()
 
 
