@@ -248,6 +248,23 @@ def test_bench_and_report_card(tmp_path, shared_data):
         lab.report_card("other", res, baselines=["bleu_1"], contract=record, sets=sets)
 
 
+def test_sugarcrepe_is_a_test_set_with_its_row_and_types_on_the_card(tmp_path, shared_data):
+    assert "sugarcrepe_refs4" in lab.TEST_SETS
+    sets = lab.lab_sets(lab.dev_split(seed=0), names=("sugarcrepe_refs4",),
+                        n_images={"sugarcrepe_refs4": 30}, progress=False)
+    s = sets["sugarcrepe_refs4"]
+    assert s.role == "test" and s.rows == "30 of 1560 images" and len(s.data.ids) == len(s.data)
+    res = lab.bench({"mine": overlap, "cider_d": "cider_d"}, sets, n_boot=20, compare=["mine"],
+                    baselines=["cider_d"], progress=False)
+    cell = res["sugarcrepe_refs4"]["cider_d"]
+    assert set(cell.categories) <= set(s.protocol.categories) and cell.category_ci95
+    card = lab.report_card("mine", res, baselines=["cider_d"], sets=sets,
+                           contract=contract.check_contract(overlap, CANDS, REFS), out=tmp_path)
+    assert "| sugarcrepe_refs4 | 30 of 1560 images |" in card.markdown
+    assert "## SugarCrepe accuracy by error type" in card.markdown
+    assert card.data["sugarcrepe_by_type"] == res["sugarcrepe_refs4"]["mine"].categories
+
+
 def test_a_constant_metric_gets_a_report_card_with_its_undefined_numbers(tmp_path, shared_data):
     """Every row tied: Kendall's tau and the paired tests are NaN, written '-' and null."""
     def constant(candidates, references):

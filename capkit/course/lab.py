@@ -45,7 +45,7 @@ SALT_SUBSAMPLE = 1100                # seeds subsamples apart from the dev split
 # the sets a student may tune on, and the sets reported once (notebook 11, section 2)
 DEV_SETS = ("flickr8k_cf@dev", "nebula")
 TEST_SETS = ("flickr8k_expert", "flickr8k_cf@test", "composite", "pascal50s", "thumb",
-             "capeval1k", "world_expert", "world_foil", "world_systems")
+             "capeval1k", "sugarcrepe_refs4", "world_expert", "world_foil", "world_systems")
 
 
 # ----------------------------------------------------------------------------- dev / test
@@ -295,8 +295,8 @@ def report_card(metric: str, results, *, baselines: Sequence[str], contract: Con
                 author: str = "", out: str | Path | None = None) -> ReportCard:
     """The report card of ``metric`` (notebook 11, section 7): on every test set of ``sets`` in
     ``results`` (a ``bench`` result), its value and 95% interval beside the best of
-    ``baselines`` and its paired tests; the World-FOIL accuracy per error type; the robustness
-    AUCs (a ``RobustnessResult``); the contract record; the ``settings`` (mode, subsets, what
+    ``baselines`` and its paired tests; the World-FOIL and SugarCrepe accuracies per error
+    type; the robustness AUCs (a ``RobustnessResult``); the contract record; the ``settings`` (mode, subsets, what
     was tuned on dev, the hypothesis); every metric's signature. Written to ``out/<metric>.md``
     and ``out/<metric>.json`` when ``out`` is given.
     """
@@ -309,11 +309,13 @@ def report_card(metric: str, results, *, baselines: Sequence[str], contract: Con
                          f"{', '.join(results.results[test[0]])}")
     first = results.results[test[0]]
     foil = results.results.get("world_foil", {}).get(metric)
+    hard = results.results.get("sugarcrepe_refs4", {}).get(metric)
     data = _finite({
         "metric": metric, "author": author, "signature": first[metric].signature,
         "card": make_signature("lab_report_card", n_boot=results.n_boot, seed=results.seed),
         "test_sets": {n: _card_entry(results, n, metric, baselines, sets[n].rows) for n in test},
         "world_foil_by_type": None if foil is None else foil.categories,
+        "sugarcrepe_by_type": None if hard is None else hard.categories,
         "robustness_auc": robustness.auc().get(metric) if robustness is not None else None,
         "contract": contract.to_dict(),
         "settings": {str(k): v if isinstance(v, (int, float, str)) else str(v)
@@ -363,12 +365,16 @@ def _card_markdown(data: dict) -> str:
     numbers = [[e["value"], e["ci95"], e["baselines"][e["best_baseline"]]["value"],
                 [[t["difference"], t["p_value"]] for t in e["paired"].values()]]
                for e in data["test_sets"].values()]          # the numbers the card shows
-    numbers += [data[k] for k in ("world_foil_by_type", "robustness_auc") if data[k]]
+    numbers += [data[k] for k in ("world_foil_by_type", "sugarcrepe_by_type", "robustness_auc")
+                if data.get(k)]
     lines += ["", "-: undefined (e.g. Kendall's tau of a metric that scores every row the same)",
               ""] if _has_none(numbers) else [""]
     if data["world_foil_by_type"]:
         lines += ["## World-FOIL accuracy by error type (x 100)", "",
                   *_row(data["world_foil_by_type"], 1)]
+    if data.get("sugarcrepe_by_type"):
+        lines += ["## SugarCrepe accuracy by error type (x 100, 4 references)", "",
+                  *_row(data["sugarcrepe_by_type"], 1)]
     if data["robustness_auc"]:
         lines += ["## Robustness (AUC, lower = more robust)", "", *_row(data["robustness_auc"], 3)]
     record = data["contract"]

@@ -327,6 +327,9 @@ def benchmark(metrics, benchmarks: str | Protocol | Sequence[str | Protocol] = A
     on the same scores and resamples as the intervals, as ``compare`` does for one pair.
     The world benchmarks draw their own images and hand metrics of scenes (spec
     ``scenes=True``) the scene of every item; on other benchmarks those metrics are skipped.
+    A group name runs each of its protocols (``"sugarcrepe"``: ``sugarcrepe_refs4`` and
+    ``sugarcrepe_refs1``, whose positives and negatives are scored as two systems, as
+    pycocoevalcap would; an ``images`` folder given for the group serves each of them).
     """
     from capkit.metrics import resolve
     from capkit.progress import bar as progress_bar
