@@ -147,3 +147,15 @@ def test_both_protocols_per_type_intervals_and_skipped_images(shared_data, tmp_p
     res = benchmark(["bleu_4", "clipscore"], "sugarcrepe", n_boot=5, progress=False,
                     images={"sugarcrepe": str(tmp_path)})
     assert all("1560 of 1560 images" in r for _, m, r in res.skipped)
+
+
+def test_capkit_bench_prints_both_protocols_per_type_with_intervals(shared_data, capsys):
+    from capkit.cli import main
+    assert main(["bench", "--benchmarks", "sugarcrepe", "--metrics", "bleu_4,clipscore",
+                 "--n-boot", "20"]) == 0
+    out, err = capsys.readouterr()
+    for refs in ("sugarcrepe_refs4", "sugarcrepe_refs1"):
+        assert f"{refs}  bleu_4  pairwise_accuracy(ties=half), over all pairs  7511" in out
+        line = next(x for x in out.splitlines() if x.startswith(f"  {refs} / bleu_4: "))
+        assert line.count("[") == 7 and "swap_obj" in line and line.endswith(" ties")
+        assert f"skipped clipscore on {refs}: needs the images of sugarcrepe (COCO val2017" in err
