@@ -1,6 +1,7 @@
 """SugarCrepe's numbers in docs/benchmarks.md, with their record, from one run.
 
     .venv/bin/python benchmarks/sugarcrepe_run.py           # run; writes the record
+    .venv/bin/python benchmarks/sugarcrepe_run.py --learned # + I2CE and the LEIC critics
     .venv/bin/python benchmarks/sugarcrepe_run.py --render  # the docs' tables from the record
 
 The record is docs/measurements/sugarcrepe.json.
@@ -31,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RECORD = REPO / "docs" / "measurements" / "sugarcrepe.json"
 METRICS = "bleu_4,cider_d,meteor,rouge_l,spice_lite,bertscore"
+LEARNED = "i2ce,leic,leic_mc,leic_no_da,leic_rc"
 
 
 def _pycocoevalcap(references: str) -> dict:
@@ -55,6 +57,33 @@ def _pycocoevalcap(references: str) -> dict:
         even = tied(a, b)
         out[m] = {"accuracy": float(100 * np.where(even, 0.5, (a > b).astype(float)).mean()),
                   "n_ties": int(even.sum()), "n_exactly_equal": int((a == b).sum())}
+    return out
+
+
+def learned() -> dict:
+    """The learned real-data metrics on both protocols, in one process: accuracy x 100 over all
+    pairs, per type, and over the pairs whose image is not among their training corpus's images
+    (``capkit.training.corpus``: COCO Karpathy-test captions)."""
+    import numpy as np
+
+    from capkit.data import load
+    from capkit.meta_eval import benchmark, tied
+    from capkit.training.corpus import training_corpus
+    seen = {str(int(i)) for split in training_corpus().images["stage2"].values() for i in split}
+    start = time.perf_counter()
+    res = benchmark(LEARNED.split(","), "sugarcrepe", progress=False)
+    wall = time.perf_counter() - start
+    images = np.array([str(int(f.split(".")[0])) for f in load("sugarcrepe").images])
+    unseen = ~np.isin(images, sorted(seen))
+    out = {"command": f"benchmark({LEARNED.split(',')}, 'sugarcrepe')", "wall_seconds":
+           round(wall, 1), "pairs_of_training_images": int((~unseen).sum()), "results": {}}
+    for name, cells in res.results.items():
+        for m, c in cells.items():
+            pos, neg = c.scores.per_caption.reshape(2, -1)
+            credit = np.where(tied(pos, neg), 0.5, (pos > neg).astype(float))
+            out["results"].setdefault(name, {})[m] = {
+                "value": c.value, "ci95": list(c.ci95), "categories": c.categories,
+                "n_ties": c.n_ties, "value_unseen_images": float(100 * credit[unseen].mean())}
     return out
 
 
@@ -112,6 +141,20 @@ def render(record: dict) -> str:
                     f"{c['category_ci95'][t][1]:.1f}]" for t in types]
             lines.append(f"| {m} | " + " | ".join(row) + f" | {c['n_ties']} |")
         lines.append("")
+    if "learned" in record:
+        lines += ["Learned metrics (accuracy x 100 over all pairs [95% CI]; over the pairs whose "
+                  "image is not among their training images):", "",
+                  "| metric | refs4 | refs4, unseen images | refs1 | refs1, unseen images |",
+                  "|---|---|---|---|---|"]
+        cells = record["learned"]["results"]
+        for m in cells["sugarcrepe_refs4"]:
+            row = []
+            for refs in ("sugarcrepe_refs4", "sugarcrepe_refs1"):
+                c = cells[refs][m]
+                row += [f"{c['value']:.1f} [{c['ci95'][0]:.1f}, {c['ci95'][1]:.1f}]",
+                        f"{c['value_unseen_images']:.1f}"]
+            lines.append(f"| {m} | " + " | ".join(row) + " |")
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -120,8 +163,14 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--render", action="store_true",
                         help="print the tables from the stored record instead of running")
+    parser.add_argument("--learned", action="store_true",
+                        help="only (re)run the learned metrics and add them to the record")
     args = parser.parse_args(argv)
-    if not args.render:
+    if args.learned:
+        record = json.loads(RECORD.read_text())
+        record["learned"] = learned()
+        RECORD.write_text(json.dumps(record, indent=1) + "\n")
+    elif not args.render:
         record = run()
         RECORD.write_text(json.dumps(record, indent=1) + "\n")
         print(f"wrote {RECORD} ({record['wall_seconds']} s)")
