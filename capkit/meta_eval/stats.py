@@ -226,6 +226,7 @@ class CategoryAccuracy:
         if average not in AVERAGES:
             raise ValueError(f"average={average!r}: choose one of {AVERAGES}")
         self.average = average
+        self._last: tuple | None = None     # (weights, their per-category accuracies)
         self.credit = np.asarray(credit, dtype=np.float64)
         self.names, self.codes = np.unique(np.asarray(category), return_inverse=True)
         self.codes = self.codes.reshape(-1)
@@ -256,6 +257,14 @@ class CategoryAccuracy:
     def category(self, k: int) -> "_OneCategory":
         return _OneCategory(self, k)
 
+    def _per_category_of(self, weights: np.ndarray) -> np.ndarray:
+        """``per_category`` of ``weights``, computed once for the categories that ask in turn
+        about the same weights (``bootstrap_samples`` hands each statistic the same chunk)."""
+        if self._last is None or self._last[0] is not weights:
+            w = as_weight_columns(weights, self.n).astype(np.float64)
+            self._last = (weights, self.per_category(w))
+        return self._last[1]
+
 
 class _OneCategory:
     """The accuracy of one category of a ``CategoryAccuracy``, as a row statistic."""
@@ -268,8 +277,7 @@ class _OneCategory:
         return float(self.weighted(w[:, None])[0])
 
     def weighted(self, weights: np.ndarray) -> np.ndarray:
-        w = as_weight_columns(weights, self.n).astype(np.float64)
-        return self.parent.per_category(w)[self.k]
+        return self.parent._per_category_of(weights)[self.k]
 
 
 class SystemStatistic:
