@@ -1,4 +1,5 @@
-"""`capkit student`: the student versions of the notebooks and their answer key (`make student`)."""
+"""`capkit student`: the student versions of the notebooks and their answer key (`make student`);
+with ``--nbgrader COURSE``, nbgrader's source folder instead (``capkit.course.grading``)."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +12,14 @@ def register(sub) -> None:
     p.add_argument("--out", default="student", help="folder for the student notebooks")
     p.add_argument("--solutions", default=None,
                    help="folder for the answer key (default: NOTEBOOKS/solutions)")
+    p.add_argument("--nbgrader", metavar="COURSE", default=None,
+                   help="instead, write nbgrader's source folder: one assignment per notebook, "
+                   "COURSE/source/NN_name/NN_name.ipynb, exercise and check cells marked for "
+                   "autograding")
+    p.add_argument("--only", nargs="+", metavar="NN", default=None,
+                   help="with --nbgrader: only these notebooks (e.g. 00 09)")
+    p.add_argument("--points", type=float, default=1.0,
+                   help="with --nbgrader: points per exercise (default 1)")
     p.add_argument("--force", action="store_true",
                    help="overwrite student notebooks in --out that differ from the new ones "
                    "(a student's answers there are lost)")
@@ -22,6 +31,8 @@ def run(args: argparse.Namespace) -> int:
 
     from capkit.commands.args import output_dir
     from capkit.course.student import build_student, write_answer_keys
+    if args.nbgrader:
+        return _nbgrader(args)
     out = output_dir(args.out)                          # both checked before any work
     solutions = output_dir(args.solutions or Path(args.notebooks) / "solutions", "--solutions")
     if solutions.resolve().is_relative_to(out.resolve()):
@@ -38,4 +49,16 @@ def run(args: argparse.Namespace) -> int:
     if plain:
         print(f"no solution region (### BEGIN SOLUTION) in {', '.join(plain)}: copied with "
               "their outputs cleared, nothing stubbed")
+    return 0
+
+
+def _nbgrader(args: argparse.Namespace) -> int:
+    from capkit.commands.args import output_dir
+    from capkit.course.grading import write_nbgrader_course
+    if args.points <= 0:
+        raise ValueError(f"--points {args.points:g}: give a positive number of points per exercise")
+    course = output_dir(args.nbgrader, "--nbgrader")
+    written = write_nbgrader_course(args.notebooks, course, points=args.points, only=args.only)
+    print(f"{len(written)} assignments in {course}/source/ ({args.points:g} point(s) per "
+          "exercise); then, in that folder: nbgrader generate_assignment NN_name")
     return 0

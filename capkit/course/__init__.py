@@ -5,6 +5,8 @@ student's answer with the library and print one line ("correct", "not done yet",
 case that differs), never raising, so a student's Run All goes on past an unfinished exercise.
 `build_student` writes the solution-free notebooks and the answer key (`make student`), with
 nbgrader's own `ClearSolutions` preprocessor: the notebooks are the one source.
+`capkit.course.grading` writes them as nbgrader assignments, each check cell an autograder test
+(`capkit student --nbgrader COURSE`).
 """
 from capkit.course.exercises import Check, check, check_value
 

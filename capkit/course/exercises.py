@@ -7,7 +7,9 @@ compared with the library on a list of cases) or :func:`check_value` (an answer 
 rule, e.g. "a false caption with BLEU-4 above 0.5"). Both print one line and return a
 :class:`Check`; neither raises, so an unfinished or wrong exercise never stops the rest of the
 notebook. In the instructors' notebooks the check cells are ``# NBVAL_CHECK_OUTPUT`` cells, so
-``make test`` fails when a solution stops matching the library.
+``make test`` fails when a solution stops matching the library. For nbgrader's autograder, the
+check cell's hidden test calls :func:`require_passed`, which does raise on anything but a pass
+(``capkit.course.grading``).
 """
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ import numpy as np
 
 from capkit.course.copies import Copies
 
-__all__ = ["Check", "check", "check_value"]
+__all__ = ["Check", "check", "check_value", "require_passed"]
+
+_LAST: dict[str, "Check"] = {}     # exercise number ("5.1") -> its latest check in this kernel
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,19 @@ def _name(fn: Callable) -> str:
 def _report(title: str, done: bool, passed: bool, message: str) -> Check:
     mark = "✓" if passed else ("✗" if done else "…")
     print(f"{mark} Exercise {title}: {message}")
-    return Check(title, done, passed, message)
+    result = Check(title, done, passed, message)
+    _LAST[(title.split() or [""])[0]] = result
+    return result
+
+
+def require_passed(number: str) -> None:
+    """AssertionError unless the latest check of exercise ``number`` ("0.1") in this kernel
+    passed: the autograder's test, hidden from students (``capkit.course.grading``)."""
+    result = _LAST.get(str(number))
+    if result is None:
+        raise AssertionError(f"exercise {number} was not checked: run its check cell")
+    if not result.passed:
+        raise AssertionError(f"exercise {number}: {result.message}")
 
 
 def check(title: str, answer: Callable, expected: Callable, cases: Iterable[Sequence[Any]], *,
