@@ -61,7 +61,7 @@ def _submit(course: Path, student: str, bodies: dict[str, str | None]) -> None:
     nbformat.write(released, target)
 
 
-def test_the_guides_nbgrader_flow_grades_points_per_exercise(tmp_path):
+def test_the_guides_nbgrader_flow_grades_points_per_exercise(tmp_path, shared_data):
     from nbgrader.api import Gradebook
     lines = guide_commands()
     assert [x.split()[:2] for x in lines] == [
