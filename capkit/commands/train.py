@@ -3,6 +3,7 @@
     capkit train i2ce --preset small --out capkit/models/weights/i2ce_small.safetensors
     capkit train world-clip --preset small --out capkit/models/weights/world_clip
     capkit train world-captioner --preset small --out capkit/models/weights
+    capkit train world-backbone --preset small --out world_backbone_small   (not shipped yet)
 
 are the commands that made the checkpoints shipped with capkit (one CPU thread, seed 0; the same
 command gives the same files, byte for byte, on the same machine). ``--workdir`` keeps the
@@ -58,6 +59,8 @@ def register(sub) -> None:
     add_leic(models)
     from capkit.commands.train_vilt import register_vilt
     register_vilt(models)
+    from capkit.commands.train_backbone import register_backbone
+    register_backbone(models)
 
 
 def run(args: argparse.Namespace) -> int:
