@@ -18,3 +18,18 @@ def test_the_speed_page_shows_its_record():
     assert ratio >= 10                                               # the goal: at least 10x
     readme = (DOCS.parent / "README.md").read_text()
     assert f"**{ratio:.1f}x**" in readme and "docs/measurements/bench_speed.json" in readme
+
+
+def test_the_sugarcrepe_tables_are_their_record():
+    import importlib.util
+    path = DOCS.parent / "benchmarks" / "sugarcrepe_run.py"
+    spec = importlib.util.spec_from_file_location("sugarcrepe_run", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    record = json.loads((DOCS / "measurements" / "sugarcrepe.json").read_text())
+    tables = module.render(record)
+    page = (DOCS / "benchmarks.md").read_text()
+    rows = [line for line in tables.splitlines() if line.startswith("| ")]
+    assert len(rows) >= 12
+    missing = [line for line in rows if line not in page]
+    assert not missing, f"docs/benchmarks.md differs from its record: {missing[:3]}"
