@@ -85,6 +85,9 @@ def test_round_trip_through_the_hugging_face_class(trained):
         before, after = (m(pixel_values=pixels(images), **enc).logits_per_image
                          for m in (result.model.eval(), model))
     assert torch.equal(before, after)
+    from transformers import CLIPModel
+    with pytest.raises(RuntimeError, match="ignore_mismatched_sizes"):
+        CLIPModel.from_pretrained(result.path)             # the stem's weights have another shape
 
 
 def test_missing_folder_says_how_to_make_one(tmp_path):

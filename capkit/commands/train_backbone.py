@@ -21,7 +21,7 @@ def register_backbone(models) -> None:
                           "convolutional stem, pre-trained on object annotations, then "
                           "contrastive with foils (train split; val for the numbers)")
     b.add_argument("--preset", choices=["tiny", "small"], default="small",
-                   help="sizes and schedule: tiny seconds (tests), small about 30 min on one "
+                   help="sizes and schedule: tiny seconds (tests), small about 20 min on one "
                    "thread")
     b.add_argument("--out", default=None, help="folder to write (default "
                    "world_backbone_<preset>)")
