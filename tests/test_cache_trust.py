@@ -24,6 +24,7 @@ from capkit import cache_files
 from capkit.cache_files import (CacheWarning, cache_dir, make_private_folder, ownership_problem,
                                 read_or_rebuild, trust_problem, write_atomic)
 from capkit.models.feature_cache import FeatureCache
+from tests.test_meteor import mini_meteor  # noqa: F401 (the fixture: a tiny METEOR folder)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -138,7 +139,7 @@ def test_a_cache_folder_of_another_user_is_neither_read_nor_written(tmp_path, mo
     assert json.loads(path.read_text()) == {"answer": 13}
 
 
-def test_meteor_ignores_planted_resources(tmp_path, monkeypatch):
+def test_meteor_ignores_planted_resources(mini_meteor):
     """A crafted resources file (a valid .npz of another vocabulary) under the cache file's name,
     in a folder others can write: METEOR scores as with the true resources, one warning."""
     import importlib
@@ -146,18 +147,7 @@ def test_meteor_ignores_planted_resources(tmp_path, monkeypatch):
     from capkit.metrics.meteor import meteor
     from capkit.metrics.meteor import resources as R
     meteor_module = importlib.import_module("capkit.metrics.meteor")
-    folder = tmp_path / "meteor"
-    (folder / "data").mkdir(parents=True)
-    import gzip
-    import zipfile
-    with zipfile.ZipFile(folder / "meteor-1.5.jar", "w") as z:
-        z.writestr("function/english.words", "a\nthe\n")
-        z.writestr("synonym/english.synsets", "dog\n1 2\ncat\n3\n")
-        z.writestr("synonym/english.exceptions", "go\nwent gone\n")
-        z.writestr("nonbreaking/english.prefixes", "Mr\n")
-    with gzip.open(folder / "data" / "paraphrase-en.gz", "wt", encoding="utf-8") as f:
-        f.write("0.5\na dog\na puppy\n0.25\ncat\nkitten\n")
-    monkeypatch.setenv("CAPKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = mini_meteor
     cands, refs = ["a puppy sat on the mat"], [["a dog sat on the mat"]]
     R.load_resources.cache_clear()
     meteor_module.lexicon.cache_clear()
