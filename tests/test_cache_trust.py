@@ -1,5 +1,5 @@
-"""No file that someone else can write may change a score (capkit.cache_files, "Only your own
-files"): every cache that feeds a score is read only from a place that only the current user can
+"""No file that someone else can write may change a score (capkit.cache_trust, applied by
+capkit.cache_files: "Only your own files"): every cache that feeds a score is read only from a place that only the current user can
 write, and a crafted file under the right name, with a valid format, changes nothing.
 
 Tests run as root here, and root ignores permission bits: so they test the ownership and mode
@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from capkit import cache_files
-from capkit.cache_files import (CacheWarning, cache_dir, make_private_folder, ownership_problem,
-                                read_or_rebuild, trust_problem, write_atomic)
+from capkit.cache_files import CacheWarning, cache_dir, read_or_rebuild, write_atomic
+from capkit.cache_trust import make_private_folder, ownership_problem, trust_problem
 from capkit.models.feature_cache import FeatureCache
 from tests.test_meteor import mini_meteor  # noqa: F401 (the fixture: a tiny METEOR folder)
 

@@ -137,7 +137,7 @@ def _record_path() -> tuple[Path, Path]:
 def _read_record() -> dict:
     """The files hashed before, by path: [size, mtime, ctime, inode, sha256]; empty when there
     is none, it is damaged, or its place is not the user's own (then every file is hashed)."""
-    from capkit.cache_files import trust_problem
+    from capkit.cache_trust import trust_problem
     path, root = _record_path()
     if trust_problem(path, root) is not None:
         return {}
@@ -151,7 +151,8 @@ def _read_record() -> dict:
 def _write_record(record: dict, stamps: list[tuple]) -> None:
     """Add ``stamps`` to the record, atomically; a folder that cannot be written (or is not the
     user's own) only means the files are hashed again next time."""
-    from capkit.cache_files import make_private_folder, trust_problem, write_atomic
+    from capkit.cache_files import write_atomic
+    from capkit.cache_trust import make_private_folder, trust_problem
     path, root = _record_path()
     if trust_problem(path, root) is not None:
         return

@@ -49,9 +49,9 @@ from pathlib import Path
 
 import numpy as np
 
-from capkit.cache_files import (CACHE_ENV, cache_dir, file_lock, make_private_folder, open_npz,
-                                trust_problem, unreadable, unreadable_message,
-                                untrusted_message, unwritable_message, warn, write_atomic)
+from capkit.cache_files import (CACHE_ENV, cache_dir, file_lock, open_npz, unreadable,
+                                unreadable_message, unwritable_message, warn, write_atomic)
+from capkit.cache_trust import make_private_folder, trust_problem, untrusted_message
 
 __all__ = ["CACHE_ENV", "FeatureCache", "cache_dir", "checksum", "model_revision",
            "resolve_cache", "text_key", "runtime_versions"]

@@ -112,7 +112,8 @@ def corenlp_dir(folder: str | os.PathLike | None = None) -> Path:
 def _check_own_jars(jars: list[Path], folder) -> None:
     """Java runs these jars: in capkit's cache folder (the default place, not a folder the user
     named) they must be the user's own, as every cache file there (``cache_files``)."""
-    from capkit.cache_files import cache_dir, trust_problem
+    from capkit.cache_files import cache_dir
+    from capkit.cache_trust import trust_problem
     root = cache_dir()
     if folder is not None or os.environ.get(CORENLP_ENV) or root not in jars[0].absolute().parents:
         return
@@ -195,8 +196,8 @@ def parse_cache(folder: Path, root: Path) -> Path | None:
     which manages concurrent runs itself), or None with one warning when it cannot be written
     or is not the user's own (``cache_files.trust_problem``: the jar reads its parses from it
     as they are): SPICE then parses anew."""
-    from capkit.cache_files import (make_private_folder, trust_problem, untrusted_message,
-                                    unwritable_message, warn)
+    from capkit.cache_files import unwritable_message, warn
+    from capkit.cache_trust import make_private_folder, trust_problem, untrusted_message
     problem = trust_problem(folder, root)
     if problem is not None:
         warn(untrusted_message(problem, "SPICE's parses"))
