@@ -10,6 +10,7 @@ import os
 import sys
 import warnings
 
+from capkit import __version__
 from capkit.commands import COMMANDS
 
 
@@ -18,7 +19,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     command's start-up pays for its own imports, not for every other command's)."""
     parser = argparse.ArgumentParser(prog="capkit", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action=_Version)
+    parser.add_argument("--version", action="version", version=f"capkit {__version__}",
+                        help="print capkit's version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     wanted = _command(argv or [])
     for name, (module, help_text) in COMMANDS.items():
@@ -27,20 +29,6 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, help=help_text)
     return parser
-
-
-class _Version(argparse.Action):
-    """``capkit --version``: the installed version (``capkit.__version__``), read only when
-    asked for (the metadata lookup stays out of every other command's start-up)."""
-
-    def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="print capkit's version and exit")
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        import capkit
-        print(f"capkit {capkit.__version__}")
-        parser.exit()
 
 
 def _command(argv: list[str]) -> str | None:

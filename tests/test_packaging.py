@@ -31,9 +31,20 @@ def test_import_loads_nothing_heavy():
     assert out.stdout.strip() == "[]"
 
 
-def test_version_comes_from_the_package_metadata_and_only_when_asked():
-    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+def _version() -> str:
+    """The one place the version is written: capkit/__init__.py (pyproject.toml reads it)."""
+    found = re.findall(r'^__version__ = "([^"]+)"$', (REPO / "capkit" / "__init__.py").read_text(),
+                       flags=re.M)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_version_is_written_once_and_read_by_the_build():
+    version = _version()
     assert re.fullmatch(r"\d+\.\d+\.\d+", version)     # semantic: MAJOR.MINOR.PATCH
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "capkit.__version__"}
     code = ("import sys, capkit; read = 'importlib.metadata' in sys.modules; "
             "print(read, capkit.__version__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -44,7 +55,7 @@ def test_version_comes_from_the_package_metadata_and_only_when_asked():
 
 
 def test_changelog_has_the_current_version_and_an_unreleased_section():
-    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    version = _version()
     changelog = (REPO / "CHANGELOG.md").read_text()
     releases = re.findall(r"^## \[([^\]]+)\]", changelog, flags=re.M)
     assert releases[0] == "Unreleased" and releases[1] == version, releases
