@@ -204,3 +204,21 @@ def test_content_key_catches_the_same_scene_under_another_seed(tests_by_content)
     twin = Scene(tuple(reversed(scene.objects)),
                  "noise" if scene.background == "plain" else "plain", 12345)
     assert content(twin) in tests_by_content["world_foil"]
+
+
+def test_the_validation_foils_share_no_scene_with_any_test_or_training_run():
+    """world_foil_val (choices only) is World-FOIL's construction on val scenes 5,000 on: none of
+    them is a test scene, and none is a scene a training run reads (val 0-499) or the world
+    backbone's measurement read (val 1,000-2,999)."""
+    from capkit.data import load
+    from capkit.data.world import VAL_FIRST
+    from capkit.meta_eval.protocols import VALIDATION
+    options = VALIDATION["world_foil_val"].options
+    data = load("world_foil_val", **options)
+    keys = sorted(set(data.images))
+    val = {content(data.scene_loader(k)) for k in keys}
+    assert len(keys) == options["n_scenes"] and len(val) == len(keys)
+    for name, scenes in benchmark_test_scenes().items():
+        assert not val & {content(s) for s in scenes}, name
+    assert not val & drawn("val", 3000, options["seed"]) and VAL_FIRST >= 3000
+    assert not val & drawn("train", 7680, options["seed"])

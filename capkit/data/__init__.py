@@ -29,7 +29,8 @@ from capkit.data.paths import DATASETS, data_dir, require
 from capkit.data.schema import CaptionJudgments, PairJudgments, SystemCaptions
 from capkit.data.sugarcrepe import load_sugarcrepe
 from capkit.data.thumb import load_thumb
-from capkit.data.world import load_world_expert, load_world_foil, load_world_systems
+from capkit.data.world import (load_world_expert, load_world_foil, load_world_foil_val,
+                               load_world_systems)
 
 # registry name -> loader; every loader sets ``name`` to its registry name
 LOADERS = {
@@ -47,6 +48,7 @@ LOADERS = {
     "sugarcrepe": load_sugarcrepe,             # hard negatives, no human ratings
     "world_expert": load_world_expert,         # generated from capkit.world: nothing to fetch
     "world_foil": load_world_foil,
+    "world_foil_val": load_world_foil_val,     # validation scenes: for choices, never reported
     "world_systems": load_world_systems,
 }
 JUDGMENT_SETS = ("flickr8k_expert", "flickr8k_cf", "composite", "pascal50s", "thumb", "nebula",
@@ -73,5 +75,6 @@ __all__ = [
     "pascal50s_references", "load_thumb", "load_nebula", "load_capeval1k",
     "load_coco_karpathy_test", "load_flickr30k_test", "load_diversity_set",
     "load_clipscore_example", "load_sugarcrepe", "load_world_expert", "load_world_foil",
+    "load_world_foil_val",
     "load_world_systems", "real_photographs",
 ]

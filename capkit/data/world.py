@@ -103,11 +103,19 @@ def load_world_expert(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
         scene_loader=_scene_loader(scenes))
 
 
+VAL_FIRST = 5000          # world_foil_val: val scenes 5,000 on (training reads 0-499; the world
+#                           backbone's measurement 1,000-2,999)
+
+
 def load_world_foil(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
-                    renderer: Callable | None = None) -> PairJudgments:
+                    renderer: Callable | None = None, *, split: str = "world_foil",
+                    first: int = 0) -> PairJudgments:
     """Per scene, one (true, foil) pair of each foil type the scene allows; the true caption's
-    position (a or b) is drawn at random; references never contain the true caption."""
-    scenes = split_scenes("world_foil", n_scenes, seed)
+    position (a or b) is drawn at random; references never contain the true caption. ``split``
+    / ``first``: draw the scenes ``first`` .. ``first + n_scenes - 1`` of another split
+    (``load_world_foil_val``)."""
+    name = "world_foil" if split == "world_foil" else f"world_foil_{split}"
+    scenes = split_scenes(split, first + n_scenes, seed)[first:]
     rows: dict[str, list] = {k: [] for k in ("a", "b", "refs", "images", "label", "category")}
     for i, scene in enumerate(scenes):
         rng = np.random.default_rng([seed, i])
@@ -120,17 +128,25 @@ def load_world_foil(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
             rows["a"].append(true if label == 0 else foil)
             rows["b"].append(foil if label == 0 else true)
             rows["refs"].append(_references(scene, seed, i, avoid=true)[0])
-            rows["images"].append(_key("world_foil", i))
+            rows["images"].append(_key(name, i))
             rows["label"].append(label)
             rows["category"].append(foil_type)
     return PairJudgments(
-        name="world_foil", caption_a=rows["a"], caption_b=rows["b"], references=rows["refs"],
+        name=name, caption_a=rows["a"], caption_b=rows["b"], references=rows["refs"],
         images=rows["images"], label=np.array(rows["label"]), category=np.array(rows["category"]),
         protocol={"rows": f"{n_scenes} scenes x up to 4 foil types (count and relation foils need "
                           "2 objects alike / 2 objects)", "references": "5 describe() references",
                   "target": "the true caption (label 0 = caption_a)", "seed": str(seed)},
-        image_loader=_image_loader("world_foil", scenes, image_size, renderer),
+        image_loader=_image_loader(name, scenes, image_size, renderer),
         scene_loader=_scene_loader(scenes))
+
+
+def load_world_foil_val(n_scenes: int = 150, seed: int = 0, image_size: int = 64,
+                        renderer: Callable | None = None) -> PairJudgments:
+    """World-FOIL built the same way on validation scenes (``val`` split, scenes 5,000 on), for
+    choices (a layer, a checkpoint, a threshold) that the World-FOIL test must not see; no
+    reported number comes from it."""
+    return load_world_foil(n_scenes, seed, image_size, renderer, split="val", first=VAL_FIRST)
 
 
 def load_world_systems(n_scenes: int = 60, seed: int = 0, image_size: int = 64,

@@ -148,6 +148,17 @@ _WORLD_ENTRIES = [
         system_level=True),
 ]
 WORLD: dict[str, Protocol] = {p.name: p for p in _WORLD_ENTRIES}
+# validation: the same construction on validation scenes, for choices (a layer, a checkpoint)
+# that a world test must not see; never reported as a result
+VALIDATION: dict[str, Protocol] = {p.name: p for p in [
+    Protocol(
+        name="world_foil_val", loader="world_foil_val", options={"n_scenes": 150, "seed": 0},
+        statistic="pairwise_accuracy",
+        n_rows=514,
+        rows="514 (true caption, one-word foil) pairs of 150 validation scenes (val, 5,000 on)",
+        references="5 describe() references (never the true caption)",
+        target="the true caption", categories=("color", "count", "relation", "shape"),
+        description="World-FOIL on validation scenes: for choices, never a reported result")]}
 
 # hard negatives (no human ratings): does a metric prefer a true caption over the same caption
 # with one thing made wrong? Not in ALL: `capkit bench --benchmarks sugarcrepe` runs both
@@ -189,15 +200,17 @@ def get_protocol(benchmark: str | Protocol) -> Protocol:
         return benchmark
     if benchmark in WORLD:
         return WORLD[benchmark]
+    if benchmark in VALIDATION:
+        return VALIDATION[benchmark]
     if benchmark in HARD_NEGATIVES:
         return HARD_NEGATIVES[benchmark]
     if benchmark in GROUPS:
         raise ValueError(f"{benchmark!r} names the protocols {', '.join(GROUPS[benchmark])}: "
                          "benchmark() runs them all; give one of them here")
     if benchmark not in PROTOCOLS:
-        raise ValueError(f"unknown benchmark {benchmark!r}; choose from {', '.join(ALL)}, "
-                         f"{', '.join(WORLD)}, {', '.join([*GROUPS, *HARD_NEGATIVES])}, or pass "
-                         "a Protocol (see capkit.meta_eval.protocols)")
+        names = [*ALL, *WORLD, *VALIDATION, *GROUPS, *HARD_NEGATIVES]
+        raise ValueError(f"unknown benchmark {benchmark!r}; choose from {', '.join(names)}, "
+                         "or pass a Protocol (see capkit.meta_eval.protocols)")
     return PROTOCOLS[benchmark]
 
 
