@@ -221,11 +221,13 @@ def compile_bytecode() -> bool:
                 for package in (capkit, pycocoevalcap) for folder in package.__path__])
 
 
-def measurement_record(args, results: dict) -> dict:
+def measurement_record(args, results: dict, packages: tuple[str, ...] = ()) -> dict:
     """A benchmark's JSON record: the command that made it, the machine, the versions of what
     was timed, the date (UTC) and the results, so that a figure in the docs can be traced to
-    the run that printed it (docs/measurements/)."""
+    the run that printed it (docs/measurements/). ``packages``: versions to record beside
+    capkit's, numpy's and pycocoevalcap's."""
     import datetime
+    import json
     import os
     import platform
     import sys
@@ -238,6 +240,7 @@ def measurement_record(args, results: dict) -> dict:
             return None
 
     options = {k: v for k, v in vars(args).items() if k not in ("func", "record")}
+    options = json.loads(json.dumps(options, default=str))     # paths as text
     return {"command": "capkit " + " ".join(sys.argv[1:]) if sys.argv[1:] else "capkit",
             "options": options,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -246,7 +249,7 @@ def measurement_record(args, results: dict) -> dict:
                         if hasattr(os, "getloadavg") else None},
             "versions": {"python": platform.python_version(),
                          **{name: installed(name) for name in
-                            ("capkit", "numpy", "pycocoevalcap")}},
+                            ("capkit", "numpy", "pycocoevalcap", *packages)}},
             "results": results}
 
 

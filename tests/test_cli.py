@@ -1,5 +1,6 @@
 """The command line as a user runs it: files in, JSON / CSV / table out, clear errors."""
 import json
+import sys
 
 import pytest
 
@@ -450,6 +451,35 @@ def test_bench_json_and_results_json_record_the_bootstrap_and_the_protocols(shar
                  "--seed", "3"]) == 0
     table = capsys.readouterr().out
     assert "(20 resamples, seed 3)" in table and f"thumb: {thumb.statistic}; rows:" in table
+
+
+def test_bench_record_holds_the_run_and_renders_its_tables(shared_data, tmp_path, capsys,
+                                                          monkeypatch):
+    """`capkit bench --record FILE`: the command, machine, versions, date and wall time beside
+    the results the run printed, and the tables docs/benchmarks.md shows come from it."""
+    from capkit.meta_eval.results import record_tables
+    record_file = tmp_path / "m" / "bench.json"
+    argv = ["bench", "--metrics", "bleu_4", "--benchmarks", "thumb,pascal50s", "--n-boot", "20",
+            "--format", "json", "--record", str(record_file)]
+    monkeypatch.setattr(sys, "argv", ["capkit", *argv])
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    record = json.loads(record_file.read_text())
+    assert record["results"] == printed
+    assert record["command"] == "capkit " + " ".join(argv)
+    assert record["options"]["benchmarks"] == ["thumb", "pascal50s"]
+    assert {"date", "machine", "versions", "wall_seconds"} <= record.keys()
+    assert record["versions"]["capkit"] and record["wall_seconds"] > 0
+    tables = record_tables(record)
+    value = printed["results"]["thumb"]["bleu_4"]["value"]
+    hc = printed["results"]["pascal50s"]["bleu_4"]["categories"]["HC"]
+    assert f"| bleu_4 | {value:.1f} [" in tables and f"| bleu_4 | {hc:.1f} |" in tables
+
+
+def test_bench_refuses_a_record_it_could_not_write(tmp_path, capsys):
+    assert main(["bench", "--metrics", "bleu_4", "--benchmarks", "thumb",
+                 "--record", str(tmp_path)]) == 2
+    assert "--record" in capsys.readouterr().err
 
 
 def test_bench_with_every_metric_skipped_says_why(shared_data, capsys):

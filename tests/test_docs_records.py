@@ -4,6 +4,7 @@ disagree."""
 import json
 from pathlib import Path
 
+from capkit.meta_eval.results import record_tables
 from capkit.speed import speed_table
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -32,3 +33,30 @@ def test_the_sugarcrepe_tables_are_their_record():
     assert len(rows) >= 12
     missing = [line for line in rows if line not in page]
     assert not missing, f"docs/benchmarks.md differs from its record: {missing[:3]}"
+
+
+def test_the_human_judgment_tables_are_their_record():
+    """docs/benchmarks.md holds the tables rendered from one full `capkit bench --record` run,
+    as rendered, and the README's excerpt of that command's output shows the same values."""
+    from capkit.meta_eval import ALL
+    record = json.loads((DOCS / "measurements" / "bench.json").read_text())
+    assert record["command"].startswith("capkit bench ")
+    assert {"date", "machine", "versions", "wall_seconds", "results"} <= record.keys()
+    assert set(record["results"]["results"]) == set(ALL), "the record must cover every benchmark"
+    page = (DOCS / "benchmarks.md").read_text()
+    assert record_tables(record) in page, ("docs/benchmarks.md differs from "
+                                           "docs/measurements/bench.json: paste the output of "
+                                           "`python tests/test_docs_records.py`")
+    assert f"{record['wall_seconds']:.0f} s" in page and record["date"][:10] in page
+    readme = (DOCS.parent / "README.md").read_text()
+    excerpt = [line.split() for line in readme.splitlines() if line.startswith("flickr8k_expert")]
+    assert excerpt, "the README's excerpt of `capkit bench` is gone"
+    for benchmark, metric, _, n, value, low, high, *_ in excerpt:
+        cell = record["results"]["results"][benchmark][metric]
+        assert (int(n), value, f"{low} {high}") == (cell["n"], f"{cell['value']:.1f}",
+                                                     f"[{cell['ci95'][0]:.1f}, "
+                                                     f"{cell['ci95'][1]:.1f}]"), metric
+
+
+if __name__ == "__main__":
+    print(record_tables(json.loads((DOCS / "measurements" / "bench.json").read_text())))

@@ -41,13 +41,23 @@ def register(sub) -> None:
                    help="folder of a benchmark's images, for image metrics such as clipscore "
                         "(repeatable; sugarcrepe=DIR: COCO val2017's images); without it their "
                         "rows are skipped and listed")
+    p.add_argument("--record", default=None, metavar="FILE",
+                   help="also write the results as a JSON record (the command, machine, "
+                        "versions, date, wall time and every value), e.g. "
+                        "docs/measurements/bench.json")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    import time
+
     from capkit.meta_eval import DEFAULT_N_BOOT, benchmark
 
+    start = time.perf_counter()
     out = None if args.out is None else output_dir(args.out)      # before minutes of work
+    if args.record:
+        from capkit.commands.args import output_file
+        output_file(args.record, "--record")       # checked before the minutes of scoring
     benchmarks = args.benchmarks if isinstance(args.benchmarks, list) \
         else _benchmark_list(args.benchmarks)
     n_boot = DEFAULT_N_BOOT if args.n_boot is None else args.n_boot
@@ -108,4 +118,13 @@ def run(args: argparse.Namespace) -> int:
                     stale.unlink()
         write_output(out / "results.json", results.to_json())
         print(f"wrote {out / 'results.json'} and {len(paths)} figures to {out}", file=sys.stderr)
+    if args.record:
+        import json
+
+        from capkit.cache_files import write_output
+        from capkit.speed import measurement_record
+        record = measurement_record(args, results.to_dict(), packages=("scipy", "torch"))
+        record["wall_seconds"] = round(time.perf_counter() - start, 1)
+        write_output(args.record, json.dumps(record, indent=1) + "\n")
+        print(f"wrote the record {args.record}", file=sys.stderr)
     return 0

@@ -117,3 +117,49 @@ class BenchResults:
 
 
 # ----------------------------------------------------------------------------- metrics
+
+
+def _statistic_name(statistic: str) -> str:
+    if statistic.startswith("pairwise_accuracy"):
+        return "accuracy %"
+    return {"kendall_tau_c": "tau-c", "kendall_tau_b": "tau-b"}.get(statistic, statistic)
+
+
+def record_tables(record: dict) -> str:
+    """The Markdown tables of a ``capkit bench --record FILE`` record: every metric's value
+    [95% CI] on every benchmark, the published figures beside capkit's, and each benchmark's
+    categories (docs/benchmarks.md shows them; tests/test_docs_records.py checks that it does)."""
+    cells = record["results"]["results"]
+    benchmarks = list(cells)
+    metrics = list(dict.fromkeys(m for b in benchmarks for m in cells[b]))
+
+    def statistic(b):
+        return _statistic_name(next(iter(cells[b].values()))["statistic"])
+
+    def value(c):
+        if c["value"] is None:
+            return "n/a"
+        return f"{c['value']:.1f} [{c['ci95'][0]:.1f}, {c['ci95'][1]:.1f}]"
+
+    lines = ["| metric | " + " | ".join(f"{b} ({statistic(b)})" for b in benchmarks) + " |",
+             "|---|" + "---|" * len(benchmarks)]
+    lines += [f"| {m} | " + " | ".join(value(cells[b][m]) if m in cells[b] else "-"
+                                       for b in benchmarks) + " |" for m in metrics]
+    published = [(b, m, c) for b in benchmarks for m, c in cells[b].items()
+                 if c["published"] is not None and c["value"] is not None]
+    if published:
+        lines += ["", "| benchmark | metric | capkit | published | difference |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {b} | {m} | {c['value']:.1f} | {c['published']:.1f} | "
+                  f"{round(c['value'] - c['published'], 1) + 0.0:+.1f} |"
+                  for b, m, c in published]
+    for b in benchmarks:
+        names = list(dict.fromkeys(k for c in cells[b].values() for k in c["categories"]))
+        if not names:
+            continue
+        lines += ["", f"`{b}` by part (x 100):", "",
+                  "| metric | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+        lines += [f"| {m} | " + " | ".join(
+            "n/a" if c["categories"].get(k) is None else f"{c['categories'][k]:.1f}"
+            for k in names) + " |" for m, c in cells[b].items()]
+    return "\n".join(lines)
