@@ -6,7 +6,9 @@ notebook's stored outputs is written in backticks, alone or as printed (`69.2`,
 `+1.7 [-1.5, +5.3]`, `0.785`); the test finds every such span and fails unless the notebook's
 stored outputs (stream text and text/plain, text/html, text/markdown data) contain it as
 printed. Numbers that are not quotes of outputs (times, counts of exercises, a paper's numbers)
-stay unmarked, and backticked numbers outside a notebook's section are refused.
+stay unmarked, and backticked numbers outside a notebook's section are refused. In the answer
+key's sections listed in ``EVERY_FIGURE_CHECKED`` no decimal figure may stay unmarked: it is a
+quote, a formula in a code span with its result, or it is reworded.
 
 Also: the run-time table is the one rendered from docs/measurements/notebook_times.json (the
 browser test's record); each notebook's section names exactly that notebook's exercises; the
@@ -115,12 +117,40 @@ def test_every_quoted_number_is_in_the_cited_notebooks_outputs(name):
                          + "\n  ".join(missing))
 
 
+# The answer key's sections in which every figure is tied to the notebook: a decimal number is
+# either quoted from the stored outputs (in backticks, checked above) or written as code (a
+# formula with its result, `exp(1 - 9/2) = 0.030`, or a literal such as `< 0.001`); an unmarked
+# one is refused. Add a notebook here once its section follows the rule.
+EVERY_FIGURE_CHECKED = ["00", "01", "02", "03", "04"]
+DECIMAL = re.compile(r"(?<![\w.])[-+−]?\d[\d,]*\.\d+(?:e[-+]?\d+)?(?!\w|\.\d)")
+
+
+def unmarked_figures(nb: str, body: str, labels: set[str]) -> list[str]:
+    """The decimal numbers of a section outside code spans and code blocks, other than the
+    notebook's own exercise numbers (``0.1`` of "Exercise 0.1")."""
+    plain = re.sub(r"`[^`]*`", " ", _without_code_blocks(body))
+    return [m.group(0) for m in DECIMAL.finditer(plain) if m.group(0) not in labels]
+
+
+@pytest.mark.parametrize("nb", EVERY_FIGURE_CHECKED)
+def test_every_figure_of_the_answer_key_is_quoted_from_the_outputs(nb):
+    body = sections(ANSWERS.read_text(encoding="utf-8")).get(nb)
+    assert body, f"think_answers.md has no section '### {nb} · ...'"
+    labels = {f"{a}.{b}" for a, b in EXERCISE.findall(body)}
+    loose = unmarked_figures(nb, body, labels)
+    assert not loose, (f"think_answers.md, section {nb}: figures not tied to the notebook's "
+                       f"outputs: {loose}; quote them as printed in backticks, write the formula "
+                       "that gives them as code, or reword them")
+
+
 def test_the_checker_finds_quotes_and_misses():
     text = "### 07 · UMIC\nUMIC `69.2` and `+1.7 [-1.5, +5.3]`, not `beta = 2`.\n"
     assert quotes(text) == [("07", "69.2"), ("07", "+1.7 [-1.5, +5.3]")]
     out = "world_foil  +1.7 [-1.5, +5.3]  p = 0.254\numic 69.25"
     assert printed("+1.7 [-1.5, +5.3]", out) and printed("0.254", out)
     assert not printed("69.2", out) and not printed("3.7", out)
+    body = "- 7.1: UMIC `69.2`, 71.2 by hand, 3.0e-5, `exp(-1) = 0.368`; Exercise 7.1 and 7.2.\n"
+    assert unmarked_figures("07", body, {"7.1"}) == ["71.2", "3.0e-5", "7.2"]
 
 
 def test_the_run_time_table_is_the_browser_tests_record():
