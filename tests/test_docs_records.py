@@ -58,5 +58,22 @@ def test_the_human_judgment_tables_are_their_record():
                                                      f"{cell['ci95'][1]:.1f}]"), metric
 
 
+def test_the_leic_agreement_tables_are_their_record():
+    """docs/learned_metrics.md's LEIC tables on the human-judgment benchmarks (real data) are
+    those rendered from their `capkit bench --record` run, paired tests against CIDEr-D included."""
+    from capkit.meta_eval import ALL
+    record = json.loads((DOCS / "measurements" / "bench_leic.json").read_text())
+    assert record["command"].startswith("capkit bench --metrics leic,leic_mc,leic_no_da ")
+    assert set(record["results"]["results"]) == set(ALL)
+    assert {c["against"] for c in record["results"]["comparisons"]} == {"cider_d"}
+    page = (DOCS / "learned_metrics.md").read_text()
+    assert record_tables(record, parts=("thumb",)) in page, (
+        "docs/learned_metrics.md differs from docs/measurements/bench_leic.json: paste the "
+        "output of `python tests/test_docs_records.py`")
+    assert record["command"] in page
+
+
 if __name__ == "__main__":
-    print(record_tables(json.loads((DOCS / "measurements" / "bench.json").read_text())))
+    for name, parts in (("bench.json", True), ("bench_leic.json", ("thumb",))):
+        print(f"{name}:\n")
+        print(record_tables(json.loads((DOCS / "measurements" / name).read_text()), parts), "\n")

@@ -125,10 +125,12 @@ def _statistic_name(statistic: str) -> str:
     return {"kendall_tau_c": "tau-c", "kendall_tau_b": "tau-b"}.get(statistic, statistic)
 
 
-def record_tables(record: dict) -> str:
+def record_tables(record: dict, parts: bool | tuple[str, ...] = True) -> str:
     """The Markdown tables of a ``capkit bench --record FILE`` record: every metric's value
-    [95% CI] on every benchmark, the published figures beside capkit's, and each benchmark's
-    categories (docs/benchmarks.md shows them; tests/test_docs_records.py checks that it does)."""
+    [95% CI] on every benchmark, the published figures beside capkit's, the paired tests of
+    ``--against`` when the run made them, and the categories of every benchmark (``parts=True``),
+    of the benchmarks named in ``parts``, or of none (``False``). docs/benchmarks.md and
+    docs/learned_metrics.md show such tables; tests/test_docs_records.py checks that they do."""
     cells = record["results"]["results"]
     benchmarks = list(cells)
     metrics = list(dict.fromkeys(m for b in benchmarks for m in cells[b]))
@@ -153,9 +155,21 @@ def record_tables(record: dict) -> str:
         lines += [f"| {b} | {m} | {c['value']:.1f} | {c['published']:.1f} | "
                   f"{round(c['value'] - c['published'], 1) + 0.0:+.1f} |"
                   for b, m, c in published]
+    comparisons = record["results"].get("comparisons", [])
+    if comparisons:
+        tests = {(c["metric"], c["against"]): {} for c in comparisons}
+        for c in comparisons:
+            tests[c["metric"], c["against"]][c["benchmark"]] = (
+                "n/a" if c["difference"] is None else
+                f"{c['difference']:+.1f} [{c['ci95'][0]:+.1f}, {c['ci95'][1]:+.1f}], "
+                f"p = {c['p_value']:.3f}")
+        lines += ["", "| paired test | " + " | ".join(benchmarks) + " |",
+                  "|---|" + "---|" * len(benchmarks)]
+        lines += [f"| {m} - {a} | " + " | ".join(row.get(b, "-") for b in benchmarks) + " |"
+                  for (m, a), row in tests.items()]
     for b in benchmarks:
         names = list(dict.fromkeys(k for c in cells[b].values() for k in c["categories"]))
-        if not names:
+        if not names or parts is False or (parts is not True and b not in parts):
             continue
         lines += ["", f"`{b}` by part (x 100):", "",
                   "| metric | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
