@@ -73,6 +73,32 @@ def test_the_leic_agreement_tables_are_their_record():
     assert record["command"] in page
 
 
+def test_the_leic_heads_tables_are_their_record():
+    """docs/learned_metrics.md's heads-and-fake-sets table and its table of what the critics
+    learned (real data) are those benchmarks/leic_heads.py renders from its record, and the
+    record's training commands and P(human) are those of the shipped checkpoints."""
+    import importlib.util
+
+    from capkit.meta_eval import ALL
+    from capkit.models.leic_critic import shipped_path
+    path = DOCS.parent / "benchmarks" / "leic_heads.py"
+    spec = importlib.util.spec_from_file_location("leic_heads", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    record = json.loads((DOCS / "measurements" / "leic_heads.json").read_text())
+    assert set(record["results"]) == set(ALL)
+    page = (DOCS / "learned_metrics.md").read_text()
+    tables = module.render(record).split("\n\n")
+    assert len(tables) == 2
+    missing = [table.splitlines()[0] for table in tables if table not in page]
+    assert not missing, (
+        f"docs/learned_metrics.md differs from docs/measurements/leic_heads.json ({missing}): "
+        "paste the output of `python benchmarks/leic_heads.py --render`")
+    for name in record["training"]:
+        if name != "rc_both":                      # trained for the run, not shipped
+            assert record["training"][name] == module._training(shipped_path(name)), name
+
+
 if __name__ == "__main__":
     for name, parts in (("bench.json", True), ("bench_leic.json", ("thumb",))):
         print(f"{name}:\n")
