@@ -20,12 +20,16 @@ oriented so that higher = more diverse, and returns a ``capkit.scores.Scores`` w
 ``synonym_sets``            the paper's synonym-switch generator (GloVe, seeded)
 ``sample_references``       k human references per image (seeded)
 ``diversity_summary``       all of the above per image, as `capkit diversity` prints it
+``sample_sets``             m captions per image from the world captioner at a temperature
+``first_word_probabilities`` that decoder's first-word distribution (``decoders``)
+``world_set_measures``      a world set's Self-CIDEr, CIDEr-D accuracy and share of true captions
 ==========================  ================================================================
 
 Taught in notebooks/09_diversity.ipynb. Importing this package loads only numpy.
 """
 from capkit.diversity.accuracy import PAPER_BETA, accuracy, f_score, human_accuracy
 from capkit.diversity.caption_sets import CaptionSets, caption_sets, read_caption_sets
+from capkit.diversity.decoders import first_word_probabilities, sample_sets, world_set_measures
 from capkit.diversity.generators import (
     PAPER_PS,
     sample_references,
@@ -66,9 +70,12 @@ __all__ = [
     "PAPER_BETA", "PAPER_PS", "STOP_WORDS", "CaptionSets", "DiversitySummary", "Projection",
     "accuracy", "bow_matrices", "caption_sets", "cider_d_kernel", "classical_mds",
     "distinct_n", "diversity_from_singular_values", "diversity_summary", "f_score",
+    "first_word_probabilities",
     "human_accuracy", "kernel_distances", "kernel_projection", "lsa_diversity",
     "lsa_projection", "mbleu", "metric_mds",
-    "read_caption_sets", "reference_document_frequencies", "sample_references", "self_cider",
+    "read_caption_sets", "reference_document_frequencies", "sample_references",
+    "sample_sets",
+    "self_cider",
     "self_cider_kernel", "singular_values", "synonym_sets", "synonym_switch", "tail_share",
-    "vocabulary_size", "word_frequencies",
+    "vocabulary_size", "word_frequencies", "world_set_measures",
 ]

@@ -34,8 +34,20 @@ def lsa_div(captions):
 
 
 # -------------------- Exercise 9.3 --------------------
-# Exercise 9.3: Self-CIDEr diversity from the kernel matrix
-def kernel_diversity(K):
-    """-log_m(r), r = max(sqrt(s)) / sum(sqrt(s)) over the singular values s of the (m, m) K."""
-    sigma = np.sqrt(np.linalg.svd(np.asarray(K, dtype=float), compute_uv=False))
-    return float(-np.log(sigma.max() / sigma.sum()) / np.log(len(K)))
+# Exercise 9.3: sampling at a temperature
+def sample_captions(captioner, images, m, temperature, seed):
+    """m captions of each image (a list of lists), sampled from softmax(logits / temperature)."""
+    net, generator = captioner.net, torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        grid, keys, h = (t.repeat_interleave(m, 0) for t in net.encode(pixels(images, 64)))
+        word, drawn = torch.full((len(grid),), BOS), []
+        for _ in range(captioner.cfg.max_len):
+            logits, h = net.step(word, h, grid, keys)
+            p = (logits / temperature).softmax(-1)
+            word = torch.multinomial(p, 1, generator=generator)[:, 0]
+            drawn.append(word)
+    captions = []
+    for row in torch.stack(drawn, 1).tolist():              # each caption up to its first <eos>
+        row = row[:row.index(EOS)] if EOS in row else row
+        captions.append(" ".join(captioner.words[i] for i in row))
+    return [captions[k * m:(k + 1) * m] for k in range(len(images))]
