@@ -153,6 +153,46 @@ def test_split_images_is_disjoint_covering_and_seeded():
     assert len(dev30) == 30
 
 
+def test_split_breaches_grades_the_method_not_one_way_of_drawing():
+    """Exercise 11.2's check: any seeded random split by image passes; each way of getting the
+    method wrong is named."""
+    import random
+
+    def other_draw(images, seed=0, fraction=0.5):          # another generator, another order
+        distinct = sorted(set(images))
+        dev = set(random.Random(seed).sample(distinct, round(fraction * len(distinct))))
+        return dev, set(distinct) - dev
+
+    def sorted_cut(images, seed=0, fraction=0.5):           # not random, seed ignored
+        distinct = sorted(set(images))
+        k = round(fraction * len(distinct))
+        return set(distinct[:k]), set(distinct[k:])
+
+    def first_seen_order(images, seed=0, fraction=0.5):     # depends on the rows' order
+        distinct = list(dict.fromkeys(images))
+        order = np.random.default_rng(seed).permutation(len(distinct))
+        k = round(fraction * len(distinct))
+        return {distinct[i] for i in order[:k]}, {distinct[i] for i in order[k:]}
+
+    def by_row(images, seed=0, fraction=0.5):               # a row split: images on both sides
+        coin = np.random.default_rng(seed).random(len(images)) < fraction
+        return ({i for i, c in zip(images, coin) if c}, {i for i, c in zip(images, coin) if not c})
+
+    assert lab.split_breaches(lab.split_images, IMAGES) == []
+    assert lab.split_breaches(other_draw, IMAGES) == []
+    assert lab.split_breaches(other_draw, IMAGES, fraction=0.3) == []
+    cut = lab.split_breaches(sorted_cut, IMAGES)
+    assert any("another seed" in b for b in cut) and any("not a random split" in b for b in cut)
+    assert any("order or the repetition" in b for b in lab.split_breaches(first_seen_order, IMAGES))
+    rows = lab.split_breaches(by_row, IMAGES)
+    assert any("in both dev and test" in b for b in rows)
+
+    def unfinished(images, seed=0, fraction=0.5):
+        raise NotImplementedError()
+    with pytest.raises(NotImplementedError):
+        lab.split_breaches(unfinished, IMAGES)
+
+
 def test_split_images_errors():
     with pytest.raises(ValueError, match="fraction"):
         lab.split_images(IMAGES, fraction=1.0)

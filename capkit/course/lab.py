@@ -3,6 +3,7 @@ sets, and the report card a student hands in (a metric's contract: ``capkit.cour
 
 ==========================  ====================================================================
 ``split_images``            a seeded split of image keys into a dev part and a test part
+``split_breaches``          what a split function gets wrong about splitting by image (11.2)
 ``dev_split``               that split of Flickr8k-CF's images: the images a student may tune on
 ``restrict``, ``subsample`` a benchmark's rows of some images / of a seeded number of its images
 ``lab_sets``                the dev sets (tune here) and the test sets (report once), each a
@@ -38,7 +39,7 @@ from capkit.scores import Scores, make_signature
 __all__ = [
     "DEV_SETS", "TEST_SETS", "DevSplit", "LabSet", "ReportCard", "bench", "best_baselines",
     "comparison_frame", "dev_split", "frame", "lab_sets", "report_card", "restrict",
-    "split_images", "subsample",
+    "split_breaches", "split_images", "subsample",
 ]
 
 SALT_SUBSAMPLE = 1100                # seeds subsamples apart from the dev split's draw
@@ -63,6 +64,57 @@ def split_images(images: Sequence[str], seed: int = 0,
     k = round(fraction * len(distinct))
     return (frozenset(distinct[i] for i in order[:k]),
             frozenset(distinct[i] for i in order[k:]))
+
+
+def split_breaches(split_fn, images: Sequence[str], *, seed: int = 0, fraction: float = 0.5,
+                   n_seeds: int = 200) -> list[str]:
+    """What ``split_fn(images, seed, fraction) -> (dev, test)`` gets wrong about a split by
+    image, one sentence per broken property (an empty list: none); Exercise 11.2's check.
+
+    The properties, not one way of drawing: dev and test are disjoint and hold every distinct
+    image; dev holds ``round(fraction * n)`` of them (one more or less is accepted); the same
+    seed gives the same split, whatever the order or the repetition of the rows; another seed
+    gives another split; and the split is random: over ``n_seeds`` seeds each of 10 toy images
+    is dev a ``fraction`` of the time, within 4.5 binomial standard errors. Errors raised by
+    ``split_fn`` propagate (``NotImplementedError`` included: the check says "not done yet").
+    """
+    def run(rows, s, f=fraction):
+        dev, test = split_fn(rows, s, f)
+        return set(dev), set(test)
+
+    rows = list(images)
+    distinct = set(rows)
+    n, k = len(distinct), round(fraction * len(distinct))
+    dev, test = run(rows, seed)
+    out = []
+    if dev & test:
+        out.append(f"{len(dev & test)} images are in both dev and test")
+    if dev | test != distinct:
+        missing, extra = len(distinct - dev - test), len((dev | test) - distinct)
+        out.append(f"dev and test together are not the {n:,} distinct images ({missing} missing, "
+                   f"{extra} that are not images of the input)")
+    if abs(len(dev) - k) > 1:
+        out.append(f"dev holds {len(dev):,} images, not round({fraction} * {n:,}) = {k:,}")
+    if run(rows, seed) != (dev, test):
+        out.append("the same seed gave another split on a second call")
+    shuffled = [rows[i] for i in np.random.default_rng(seed + 1).permutation(len(rows))]
+    if run(shuffled + rows[: len(rows) // 3], seed) != (dev, test):
+        out.append("the split changes with the order or the repetition of the rows: draw from "
+                   "the distinct images in a fixed (sorted) order")
+    if run(rows, seed + 1)[0] == dev:
+        out.append("another seed gave the same split: the seed must choose the split")
+    toy = [f"toy{i:02d}.jpg" for i in range(10)]
+    share = {t: 0 for t in toy}
+    for s in range(n_seeds):
+        for t in run(toy, s)[0] & set(toy):
+            share[t] += 1
+    band = 4.5 * math.sqrt(fraction * (1 - fraction) / n_seeds)
+    far = {t: c / n_seeds for t, c in share.items() if abs(c / n_seeds - fraction) > band}
+    if far:
+        t, v = next(iter(far.items()))
+        out.append(f"not a random split: over {n_seeds} seeds, {len(far)} of 10 toy images are "
+                   f"dev far from {fraction} of the time ({t}: {v:.2f})")
+    return out
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ def batch_difference(fn, candidates, references, batch_size):
 # -------------------- Exercise 11.2 --------------------
 # Exercise 11.2: a seeded dev/test split by image
 def split_images(images, seed=0, fraction=0.5):
-    """(dev, test) sets of image keys: sorted, permuted with the seed, the first share dev."""
+    """(dev, test) sets of image keys: a seeded random share `fraction` of the distinct images
+    is dev, the rest test; the same for any order or repetition of the rows."""
     distinct = sorted(set(images))
     order = np.random.default_rng(seed).permutation(len(distinct))
     k = round(fraction * len(distinct))
