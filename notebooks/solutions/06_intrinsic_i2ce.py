@@ -18,23 +18,7 @@ def additive_attention(att, s, h, mask):
 
 
 # -------------------- Exercise 6.2 --------------------
-# Exercise 6.2: the teacher-forced reconstruction loss
-def reconstruction_loss(model, ids):
-    """Mean cross-entropy of w_1..w_n <eos> given <bos> w_1..w_n and the encoded caption, over
-    the real target tokens of a batch of captions given as lists of word ids."""
-    src, lengths = pad_batch(ids)                                      # (B, S), (B,)
-    B = len(ids)
-    tgt = torch.cat([src, torch.full((B, 1), PAD)], dim=1)             # (B, S + 1)
-    tgt[torch.arange(B), lengths] = EOS                                # w_1 .. w_n <eos>
-    tgt_in = torch.cat([torch.full((B, 1), BOS), src], dim=1)          # <bos> w_1 .. w_n
-    states, _ = model(src, lengths, tgt_in)                            # (B, S + 1, H)
-    logits = model.decoder.out(states)                                 # (B, S + 1, n_out)
-    return float(torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.size(-1)), model.targets(tgt).reshape(-1), ignore_index=PAD))
-
-
-# -------------------- Exercise 6.3 --------------------
-# Exercise 6.3: I2CE, the cosine of intrinsic vectors, three aggregations
+# Exercise 6.2: I2CE, the cosine of intrinsic vectors, three aggregations
 def i2ce_by_hand(encoder, candidate, references):
     """{"max", "mean", "centroid"} of the cosines of I(candidate) with I(reference)."""
     vectors = encoder.encode([candidate, *references])                 # (1 + R, H)
@@ -43,3 +27,22 @@ def i2ce_by_hand(encoder, candidate, references):
     centre = unit[1:].mean(axis=0)
     return {"max": float(cos.max()), "mean": float(cos.mean()),
             "centroid": float(centre @ unit[0] / np.linalg.norm(centre))}
+
+
+# -------------------- Exercise 6.3 --------------------
+# Exercise 6.3: the attention experiment
+def attention_experiment(seed, n_boot):
+    """PRESET trained with and without attention, all else equal, both benchmarked as I2CE on
+    Flickr8k-Expert with a paired bootstrap of "without" against "with"."""
+    runs = {name: training.train_i2ce(PRESET, seed=seed, corpus=corpus, threads=1,
+                                      model_config=change)
+            for name, change in [("with", None), ("without", {"attention": 0})]}
+    runs["bench"] = benchmark({name: functools.partial(i2ce, model=run.model)
+                               for name, run in runs.items()}, "flickr8k_expert",
+                              n_boot=n_boot, seed=seed, against="with")
+    return runs
+
+def verdict(comparison):
+    """"attention hurts" / "attention helps" / "no difference shown", from its 95% interval."""
+    return ("attention hurts" if comparison.low > 0 else
+            "attention helps" if comparison.high < 0 else "no difference shown")
