@@ -1,9 +1,13 @@
-"""The world backbone against the shipped world-CLIP, on validation scenes only.
+"""A candidate world-CLIP (the convolutional stem and object annotations: the backbone) against
+the plain world-CLIP it replaced, on validation scenes only: the measurement that chose it.
 
-    .venv/bin/python benchmarks/world_backbone_eval.py --backbone FOLDER \\
+    .venv/bin/python benchmarks/world_backbone_eval.py --backbone FOLDER --reference FOLDER \\
         [--out docs/measurements/world_backbone_val.json] [--n-boot 1000]
 
-``FOLDER`` is written by ``capkit train world-backbone``. Two measurements, both on scenes of
+``--backbone`` is a folder written by ``capkit train world-clip``; ``--reference`` the plain
+world-CLIP (8 x 8 patches, CLIP's loss with foils, no annotations), whose folder is in git:
+``git archive 271a6a3010e9 capkit/models/weights/world_clip | tar -x -C DIR`` (its checkpoint
+digest c187f0670392). Two measurements, both on scenes of
 the world's ``val`` split that neither model chose anything on (``split_scenes("val")`` scenes
 1,000 onwards; the training runs read scenes 0-499), and never on a benchmark's scenes
 (World-FOIL, World-Expert, ... each have their own random stream, ``capkit.world.splits``):
@@ -130,7 +134,8 @@ def probes(backbone, clip, seed: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--backbone", required=True, help="folder of capkit train world-backbone")
+    parser.add_argument("--backbone", required=True, help="folder of capkit train world-clip")
+    parser.add_argument("--reference", required=True, help="the plain world-CLIP's folder")
     parser.add_argument("--out", default="docs/measurements/world_backbone_val.json")
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
@@ -139,15 +144,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from capkit.models.world_backbone import load_world_backbone
-    from capkit.models.world_clip import checkpoint_sha256, load_world_clip
-    from capkit.models.world_backbone import FILES
+    from capkit.models.world_clip import checkpoint_sha256, load_world_clip, read_meta
     torch.set_num_threads(1)
     start = time.perf_counter()
-    backbone, clip = load_world_backbone(args.backbone), load_world_clip()
-    recipe = json.loads((Path(args.backbone) / "world_backbone.json").read_text())
-    record = {"what": "world backbone vs shipped world-CLIP on val scenes (never a benchmark's)",
-              "backbone_sha256": checkpoint_sha256(args.backbone, FILES, model="world-backbone"),
+    candidate, clip = load_world_clip(args.backbone), load_world_clip(args.reference)
+    backbone = (candidate.model, candidate.tokenizer)
+    recipe = read_meta(args.backbone)
+    record = {"what": "world backbone vs plain world-CLIP on val scenes (never a benchmark's)",
+              "backbone_sha256": checkpoint_sha256(args.backbone),
               "world_clip": clip.signature, "seed": args.seed, "n_boot": args.n_boot,
               "foil_scenes": f"split_scenes('val') {REPORT[0]}..{REPORT[1] - 1}",
               "probe_scenes": f"fit: split_scenes('train') 0..2999; test: split_scenes('val') "

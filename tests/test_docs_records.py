@@ -4,6 +4,8 @@ disagree."""
 import json
 from pathlib import Path
 
+import pytest
+
 from capkit.meta_eval.results import record_tables
 from capkit.speed import speed_table
 
@@ -99,7 +101,56 @@ def test_the_leic_heads_tables_are_their_record():
             assert record["training"][name] == module._training(shipped_path(name)), name
 
 
+
+WORLD_RECORDS = {"world_bench.json": ("world_foil",), "world_umic_claim.json": False,
+                 "world_vilbertscore_claim.json": ("world_foil",)}
+
+
+@pytest.mark.parametrize("name", WORLD_RECORDS)
+def test_the_world_benchmark_tables_are_their_records(name):
+    """docs/learned_metrics.md's world tables (World-Expert, World-FOIL by foil type,
+    World-Systems and the papers' two paired claims) are those rendered from their runs, made
+    with the shipped world checkpoints (the signatures in the record name them)."""
+    from capkit.models import world_clip, world_vilt
+    record = json.loads((DOCS / "measurements" / name).read_text())
+    page = (DOCS / "learned_metrics.md").read_text()
+    assert record_tables(record, WORLD_RECORDS[name]) in page, (
+        f"docs/learned_metrics.md differs from docs/measurements/{name}: paste the output of "
+        "`python tests/test_docs_records.py`")
+    assert record["command"] in page
+    shipped = {f"world-clip@{world_clip.checkpoint_sha256(world_clip.SHIPPED)[:12]}",
+               f"world-vilt@{world_vilt.checkpoint_sha256(world_vilt.SHIPPED)[:12]}",
+               f"umic-world@{world_vilt.checkpoint_sha256(world_vilt.WEIGHTS_DIR / 'umic_world')[:12]}"}
+    models = {part.split("~")[0][len("model:"):]
+              for bench in record["results"]["results"].values() for cell in bench.values()
+              for part in cell["signature"].split("|") if part.startswith("model:")}
+    world = {m for m in models if m.startswith(("world-", "umic-"))}
+    assert world and world <= shipped, f"{name} was made with other checkpoints: {world - shipped}"
+
+
+def test_the_world_vilt_choice_table_is_its_record():
+    """The pre-training recipe was chosen on validation foils by the rule written in the script;
+    the page shows the record's table, and the shipped world-ViLT is the chosen variant."""
+    import importlib.util
+
+    from capkit.models import world_vilt
+    path = DOCS.parent / "benchmarks" / "world_vilt_choice.py"
+    spec = importlib.util.spec_from_file_location("world_vilt_choice", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    record = json.loads((DOCS / "measurements" / "world_vilt_choice.json").read_text())
+    assert record["rule"] == module.RULE
+    names = list(record["variants"])
+    best = max(names, key=lambda n: record["variants"][n]["criterion"])
+    gap = record["variants"][best]["criterion"] - record["variants"][names[0]]["criterion"]
+    assert record["chosen"] == (best if gap >= 1 else names[0])
+    assert module.render(record) in (DOCS / "learned_metrics.md").read_text()
+    chosen = record["variants"][record["chosen"]]
+    assert chosen["folder_sha256"] == world_vilt.checkpoint_sha256(world_vilt.SHIPPED)
+
+
 if __name__ == "__main__":
-    for name, parts in (("bench.json", True), ("bench_leic.json", ("thumb",))):
+    for name, parts in (("bench.json", True), ("bench_leic.json", ("thumb",)),
+                        *WORLD_RECORDS.items()):
         print(f"{name}:\n")
         print(record_tables(json.loads((DOCS / "measurements" / name).read_text()), parts), "\n")

@@ -1,5 +1,6 @@
-"""world-CLIP (#12.4): the HF folder round trip, the load_clip path, a short deterministic training
-run, the CLI, and the registered clipscore_world / refclipscore_world on world images."""
+"""world-CLIP (#12.4, #40): the convolutional stem under a Hugging Face CLIPModel, the folder round
+trip through that class, the patch annotations of stage 1, a short deterministic two-stage
+training run, the CLI, and the registered clipscore_world / refclipscore_world on world images."""
 import dataclasses
 import hashlib
 import json
@@ -12,7 +13,7 @@ from capkit.models import world_clip as W
 from capkit.world import describe
 from capkit.world.splits import split_scenes
 
-QUICK = dict(n_scenes=160, epochs=2, batch_size=32, warmup=2, n_val=32)
+QUICK = dict(n_scenes=160, stage1_epochs=1, stage2_epochs=2, batch_size=32, warmup=2, n_val=32)
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +42,62 @@ def test_short_training_is_deterministic_byte_for_byte(trained):
 
 def test_short_training_lowers_the_loss(trained):
     history = trained[0].history
-    assert history[-1]["train_loss"] < history[0]["train_loss"]
+    assert [h["stage"] for h in history] == [1, 2, 2]
+    assert history[-1]["train_loss"] < history[1]["train_loss"]       # stage 2's CLIP loss
     assert all(np.isfinite(h["train_loss"]) for h in history)
-    for key in ("i2t_r1", "t2i_r1", "foil_all"):
+    for key in ("i2t_r1", "t2i_r1", "foil_all", "probe_shape", "probe_colour", "probe_size"):
         assert 0.0 <= history[-1][key] <= 1.0
+
+
+def test_shapes_and_config():
+    cfg = W.get_config("tiny")
+    model = W.build_model(cfg, vocab_size=30)
+    assert isinstance(model, W.model_class())
+    from transformers import CLIPModel
+    assert isinstance(model, CLIPModel)
+    px = torch.zeros(2, 3, 64, 64)
+    hidden = model.vision_model(pixel_values=px).last_hidden_state
+    assert hidden.shape == (2, 1 + 64, cfg.vision_hidden)                 # [CLS] + 8 x 8 patches
+    feats = model.get_image_features(pixel_values=px)
+    feats = feats if hasattr(feats, "ndim") else feats.pooler_output
+    assert feats.shape == (2, cfg.projection)
+    v = model.config.vision_config
+    assert (v.stem_channels, v.stem_layers, v.stem_overlap) == (8, 1, 4)
+
+
+@pytest.mark.parametrize("overlap,layers,sees", [(0, 0, False), (4, 0, True), (0, 1, True)])
+def test_the_stem_sees_across_patch_borders(overlap, layers, sees):
+    model = W.build_model(W.get_config("tiny", stem_overlap=overlap, stem_layers=layers), 30)
+    stem = model.vision_model.embeddings.patch_embedding
+    x = torch.zeros(1, 3, 64, 64)
+    y = x.clone()
+    y[0, :, 3, 8] = 1.0                       # one pixel just right of patch (0, 0)'s border
+    with torch.no_grad():
+        changed = not torch.equal(stem(x)[0, :, 0, 0], stem(y)[0, :, 0, 0])
+    assert changed == sees
+
+
+def test_without_a_stem_the_model_is_a_plain_clip():
+    from transformers import CLIPModel
+    cfg = W.get_config("tiny", stem_overlap=0, stem_layers=0)
+    ours = W.build_model(cfg, 30, seed=1)
+    plain = CLIPModel(ours.config)
+    plain.load_state_dict(ours.state_dict())             # same names and shapes, no extra weight
+    px = torch.rand(2, 3, 64, 64)
+    with torch.no_grad():
+        assert torch.equal(ours.vision_model(pixel_values=px).pooler_output,
+                           plain.vision_model(pixel_values=px).pooler_output)
+
+
+def test_patch_labels_put_each_object_at_its_patch():
+    from capkit.training.world_clip import patch_labels
+    from capkit.world.scene import Obj, Scene
+    scene = Scene((Obj("star", "blue", "big", 0.3, 0.8), Obj("circle", "red", "small", 0.9, 0.1)))
+    lab = patch_labels([scene])[0]                                        # (4, 64)
+    assert lab[0].sum() == 2
+    assert list(lab[:, 6 * 8 + 2]) == [1, 3, 2, 1]                         # star, blue, big
+    assert list(lab[:, 0 * 8 + 7]) == [1, 0, 0, 0]                         # circle, red, small
+    assert (lab[1:, lab[0] == 0] == -100).all()
 
 
 def test_round_trip_gives_identical_outputs(trained, scenes):
@@ -77,14 +130,17 @@ def test_round_trip_gives_identical_outputs(trained, scenes):
     assert W.read_meta(run.path)["command"].startswith("capkit train world-clip")
 
 
-def test_loads_through_load_clip(trained):
+def test_loads_through_its_hugging_face_class(trained):
     from transformers import CLIPModel
 
-    from capkit.models.vision_language import CLIPEncoder, load_clip
-    enc = load_clip(trained[0].path)
-    assert isinstance(enc, CLIPEncoder) and isinstance(enc.model, CLIPModel)
+    from capkit.models.vision_language import CLIPEncoder
+    enc = W.load_world_clip(trained[0].path)
+    assert isinstance(enc, CLIPEncoder) and type(enc.model) is W.model_class()
+    assert isinstance(enc.model, CLIPModel)
     assert enc.preprocess == W.PREPROCESS and enc.context_length == W.PRESETS["tiny"].context
     assert enc.model.config.text_config.eos_token_id == enc.tokenizer.eos_token_id == 3
+    with pytest.raises(RuntimeError, match="ignore_mismatched_sizes"):
+        CLIPModel.from_pretrained(trained[0].path)     # the stem's weights have another shape
 
 
 def test_tokenizer_knows_every_grammar_word(trained, scenes):
@@ -115,6 +171,7 @@ def test_cli_trains_world_clip(tmp_path, capsys, monkeypatch):
                  "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["sha256"] == W.checkpoint_sha256(tmp_path / "wc")
+    assert [h["stage"] for h in out["history"]] == [1, 2, 2]
 
 
 @pytest.mark.parametrize("name", ["clipscore_world", "refclipscore_world"])
@@ -135,4 +192,6 @@ def test_registered_metrics_score_world_images(name, scenes):
 def test_shipped_checkpoint_is_small_and_records_its_command():
     size = sum((W.SHIPPED / n).stat().st_size for n in W.FILES)
     assert size < 20 * 2 ** 20
-    assert W.read_meta(W.SHIPPED)["command"].startswith("capkit train world-clip --preset small")
+    meta = W.read_meta(W.SHIPPED)
+    assert meta["command"].startswith("capkit train world-clip --preset small")
+    assert meta["schedule"]["stage1_epochs"] > 0 and meta["config"]["stem_layers"] > 0

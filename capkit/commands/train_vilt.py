@@ -41,6 +41,10 @@ def register_vilt(models) -> None:
                    help="sizes and schedule: tiny seconds (tests); small (shipped) 12-20 min on "
                    "one thread, starting from the shipped world-CLIP's vision tower")
     v.add_argument("--out", default=None, help="folder to write (default world_vilt_<preset>)")
+    v.add_argument("--replace-pool", default=None, choices=["same-tag", "same-tag+relation", "any"],
+                   help="where replaced-word detection draws a keyword's replacement (default: "
+                        "the preset's); same-tag+relation also swaps relation words for ones "
+                        "that make the relation false")
     v.add_argument("--device", default=None, help="cpu (default), cuda, ...; the same batches "
                    "on any device, weights equal to the CPU run's up to float32 rounding")
     training_options(v, run_world_vilt)
@@ -98,10 +102,15 @@ def run_world_vilt(args: argparse.Namespace) -> int:
     out = checkpoint_dir(args.out or f"world_vilt_{args.preset}", FILES)   # before any training
     on = device(args.device)
 
-    from capkit.training.world_vilt import train_world_vilt
+    import dataclasses
+
+    from capkit.training.world_vilt import SCHEDULES, train_world_vilt
+    schedule = SCHEDULES[args.preset]
+    if args.replace_pool is not None:
+        schedule = dataclasses.replace(schedule, replace_pool=args.replace_pool)
     start = time.perf_counter()
     result = train_world_vilt(args.preset, out=out, seed=args.seed, threads=args.threads,
-                              device=on, progress=training_bars(args))
+                              device=on, schedule=schedule, progress=training_bars(args))
     seconds = time.perf_counter() - start
     final = result.final
     _print(result, seconds, ["epoch", "itm_loss", "mlm_loss", "foil_all"], args.format,

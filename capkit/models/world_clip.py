@@ -1,16 +1,35 @@
-"""world-CLIP: a small CLIP (Hugging Face ``CLIPModel``) trained on capkit's captioned-image world.
+"""world-CLIP: a small CLIP trained on capkit's captioned-image world, whose vision tower sees
+through a convolutional stem.
 
-The first image-text model trained in the world (#12): it shows that the world is learnable and
-makes CLIPScore a trained metric here (``clipscore_world``, ``refclipscore_world``). It is a real
-``CLIPModel`` with a word-level ``PreTrainedTokenizerFast`` over the world grammar's closed
-vocabulary, saved as a Hugging Face folder, so it loads through the same code path as OpenAI's
-CLIP (``capkit.models.vision_language.load_clip``) and CLIPScore runs on it unchanged::
+The image-text model of the world (#12, #40): it makes CLIPScore a trained metric here
+(``clipscore_world``, ``refclipscore_world``) and is the vision tower world-ViLT starts from. It
+is a Hugging Face ``CLIPModel`` with a word-level ``PreTrainedTokenizerFast`` over the world
+grammar's closed vocabulary, saved as a Hugging Face folder::
 
     folder/  config.json  model.safetensors  tokenizer.json  tokenizer_config.json
              preprocessor_config.json  world_clip.json (the recipe that made it)
 
-    image  (B, 3, 64, 64) -> ViT, 8 x 8 patches (64 + [CLS] tokens)  -> proj -> (B, 64)
+    image (B, 3, 64, 64) -> stem: 3x3 conv (C = 16), GELU                (B, C, 64, 64)
+                         -> patchify: 16x16 conv, stride 8, padding 4    (B, D, 8, 8)
+                         -> + position, [CLS]; CLIP encoder layers       (B, 65, D)
+                         -> [CLS] -> proj                                (B, 64)
     text   <bos> w_1 .. w_n <eos> -> causal transformer, state at <eos> -> proj -> (B, 64)
+
+A plain ViT cuts a render into 8 x 8 patches with one linear map each, so a shape that
+straddles a patch border reaches the transformer in pieces, and a plain world-CLIP's layers drop
+it (``benchmarks/world_probe.py``). Here the patch embedding is a convolutional stem, so every
+patch token also reads 4 pixels beyond its border, and training first teaches the tower each
+object's shape, colour and size at its place (``capkit.training.world_clip``, stage 1).
+
+``WorldCLIPModel`` is a documented subclass of Hugging Face's ``CLIPModel``: its config is a
+plain ``CLIPConfig`` whose ``vision_config`` carries three more fields, ``stem_channels`` (C),
+``stem_layers`` and ``stem_overlap`` (pixels each patch reads beyond its border on every side;
+with ``stem_layers = 0`` and ``stem_overlap = 0`` the model is a plain ``CLIPModel``). The stem
+replaces ``vision_model.embeddings.patch_embedding`` and is itself a ``Conv2d`` (the patchify
+step) with the 3 x 3 layers in front (``.pre``), so everything else (the encoder, pooling,
+projections, ``get_image_features``, ``from_pretrained``, ``save_pretrained``) is Hugging Face's
+own code. ``WorldCLIPModel.from_pretrained(folder)`` loads a folder (a plain ``CLIPModel``
+cannot: its patch embedding has another shape).
 
 Images are the world's 64 x 64 renders with CLIP's mean / std (``ImagePreprocess(64, 64)``);
 texts are lower-cased and split into words and punctuation (any word outside the grammar reads
@@ -53,11 +72,14 @@ class WorldCLIPConfig:
     heads: int = 4
     context: int = 40             # text positions (<bos> + words + <eos>)
     projection: int = 64
+    stem_channels: int = 16       # C: channels of the 3 x 3 convolutions
+    stem_layers: int = 1          # 3 x 3 convolutions in front of the patchify step (0: none)
+    stem_overlap: int = 4         # pixels each patch reads beyond its border on every side
 
 
 PRESETS = {
     "tiny": WorldCLIPConfig(vision_hidden=32, vision_layers=1, text_hidden=32, text_layers=1,
-                            heads=2, projection=16),
+                            heads=2, projection=16, stem_channels=8),
     "small": WorldCLIPConfig(),               # the shipped checkpoint
 }
 
@@ -97,9 +119,60 @@ def words_of(texts) -> list[str]:
     return list(seen)
 
 
+def _classes():
+    """The torch / transformers classes, built on first use (importing capkit loads neither)."""
+    global ConvStem, WorldCLIPModel
+    if "WorldCLIPModel" in globals():
+        return ConvStem, WorldCLIPModel
+    from torch import nn
+    from transformers import CLIPModel
+
+    class ConvStem(nn.Conv2d):
+        """The patch embedding with 3 x 3 convolutions in front and patches that overlap by
+        ``overlap`` pixels on each side: ``weight`` is the patchify convolution's (where CLIP's
+        initialisation and checkpoints expect it); ``pre`` holds the 3 x 3 layers."""
+
+        def __init__(self, hidden: int, patch: int, channels: int, layers: int, overlap: int,
+                     bias: bool = False):
+            super().__init__(channels if layers else 3, hidden, kernel_size=patch + 2 * overlap,
+                             stride=patch, padding=overlap, bias=bias)
+            convs = []
+            for k in range(layers):
+                convs += [nn.Conv2d(3 if k == 0 else channels, channels, 3, padding=1),
+                          nn.GELU()]
+            self.pre = nn.Sequential(*convs)
+
+        def forward(self, x):                                  # (B, 3, H, W)
+            return super().forward(self.pre(x))                # (B, D, H / patch, W / patch)
+
+    class WorldCLIPModel(CLIPModel):
+        """``CLIPModel`` with ``ConvStem`` as the vision patch embedding (module docstring)."""
+
+        def __init__(self, config):
+            super().__init__(config)
+            v = config.vision_config
+            self.vision_model.embeddings.patch_embedding = ConvStem(
+                v.hidden_size, v.patch_size, getattr(v, "stem_channels", 0),
+                getattr(v, "stem_layers", 0), getattr(v, "stem_overlap", 0))
+
+    globals().update(ConvStem=ConvStem, WorldCLIPModel=WorldCLIPModel)
+    return ConvStem, WorldCLIPModel
+
+
+def model_class():
+    """``WorldCLIPModel`` (a ``CLIPModel`` subclass)."""
+    return _classes()[1]
+
+
+def conv_stem(hidden: int, patch: int, channels: int, layers: int, overlap: int,
+              bias: bool = False):
+    """A ``ConvStem``: world-CLIP's patch embedding, also world-ViLT's."""
+    return _classes()[0](hidden, patch, channels, layers, overlap, bias)
+
+
 def build_model(cfg: WorldCLIPConfig, vocab_size: int, seed: int = 0):
-    """A randomly initialised ``CLIPModel`` of ``cfg`` (seeded; the caller's RNG untouched)."""
-    from transformers import CLIPConfig, CLIPModel
+    """A randomly initialised ``WorldCLIPModel`` of ``cfg`` (seeded; the caller's RNG untouched)."""
+    from transformers import CLIPConfig
 
     from capkit.models.runtime import seeded
     text = dict(vocab_size=vocab_size, hidden_size=cfg.text_hidden,
@@ -108,10 +181,12 @@ def build_model(cfg: WorldCLIPConfig, vocab_size: int, seed: int = 0):
                 pad_token_id=0, bos_token_id=2, eos_token_id=3)
     vision = dict(hidden_size=cfg.vision_hidden, num_hidden_layers=cfg.vision_layers,
                   num_attention_heads=cfg.heads, intermediate_size=4 * cfg.vision_hidden,
-                  image_size=cfg.image_size, patch_size=cfg.patch)
+                  image_size=cfg.image_size, patch_size=cfg.patch,
+                  stem_channels=cfg.stem_channels, stem_layers=cfg.stem_layers,
+                  stem_overlap=cfg.stem_overlap)
     config = CLIPConfig(text_config=text, vision_config=vision, projection_dim=cfg.projection)
     with seeded(seed):
-        return CLIPModel(config)
+        return model_class()(config)
 
 
 def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None) -> str:
@@ -168,10 +243,14 @@ def read_meta(folder: str | Path) -> dict:
 
 def load_world_clip(folder: str | Path | None = None, *, device: str | None = None):
     """The shipped world-CLIP (or a folder written by ``capkit train world-clip``) as a
-    ``CLIPEncoder``, loaded by ``load_clip``; signature ``world-clip@<sha12>~world``."""
-    from capkit.models.vision_language import CLIPEncoder, load_clip
+    ``CLIPEncoder``, through ``WorldCLIPModel.from_pretrained``; signature
+    ``world-clip@<sha12>~world``."""
+    from transformers import PreTrainedTokenizerFast
+
+    from capkit.models.vision_language import CLIPEncoder
     folder = Path(folder).expanduser() if folder is not None else SHIPPED
     sha = checkpoint_sha256(folder)
-    enc = load_clip(folder, device=device)
-    return CLIPEncoder(enc.model, enc.tokenizer, enc.preprocess, device=device,
+    model = model_class().from_pretrained(str(folder), local_files_only=True)
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder), local_files_only=True)
+    return CLIPEncoder(model, tokenizer, PREPROCESS, device=device,
                        signature=f"{NAME}@{sha[:12]}~world")

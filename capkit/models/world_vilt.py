@@ -69,10 +69,14 @@ class WorldViltConfig:
     context: int = 40             # text positions (<bos> + words + <eos>), ViLT's 40
     act: str = "quick_gelu"
     layer_norm_eps: float = 1e-5
+    stem_channels: int = 16       # world-CLIP's convolutional stem (capkit.models.world_clip):
+    stem_layers: int = 1          # 3 x 3 convolutions in front of the patchify step (0: none)
+    stem_overlap: int = 4         # pixels each patch reads beyond its border on every side
 
 
 PRESETS = {
-    "tiny": WorldViltConfig(hidden=32, layers=1, heads=2, act="gelu", layer_norm_eps=1e-12),
+    "tiny": WorldViltConfig(hidden=32, layers=1, heads=2, act="gelu", layer_norm_eps=1e-12,
+                            stem_channels=8),
     "small": WorldViltConfig(),                 # the shipped checkpoint
 }
 
@@ -90,10 +94,36 @@ def build_tokenizer(words, context: int = 40):
     return tok
 
 
+def model_class():
+    """``WorldViltModel``: ``ViltForImageAndTextRetrieval`` whose patch projection is world-CLIP's
+    convolutional stem (``capkit.models.world_clip.conv_stem``) when the config has
+    ``stem_channels`` / ``stem_layers`` / ``stem_overlap`` (with none, a plain ViLT). Everything
+    else, ``from_pretrained`` and ``save_pretrained`` included, is Hugging Face's own code."""
+    global WorldViltModel
+    if "WorldViltModel" in globals():
+        return WorldViltModel
+    from transformers import ViltForImageAndTextRetrieval
+
+    from capkit.models.world_clip import conv_stem
+
+    class WorldViltModel(ViltForImageAndTextRetrieval):
+        """``ViltForImageAndTextRetrieval`` with world-CLIP's stem as the patch projection."""
+
+        def __init__(self, config):
+            super().__init__(config)
+            if getattr(config, "stem_layers", 0) or getattr(config, "stem_overlap", 0):
+                self.vilt.embeddings.patch_embeddings.projection = conv_stem(
+                    config.hidden_size, config.patch_size, config.stem_channels,
+                    config.stem_layers, config.stem_overlap, bias=True)
+
+    globals()["WorldViltModel"] = WorldViltModel
+    return WorldViltModel
+
+
 def build_model(cfg: WorldViltConfig, vocab_size: int, seed: int = 0):
-    """A randomly initialised ``ViltForImageAndTextRetrieval`` of ``cfg`` (no dropout; seeded;
-    the caller's RNG untouched)."""
-    from transformers import ViltConfig, ViltForImageAndTextRetrieval
+    """A randomly initialised ``WorldViltModel`` of ``cfg`` (no dropout; seeded; the caller's
+    RNG untouched)."""
+    from transformers import ViltConfig
 
     from capkit.models.runtime import seeded
     config = ViltConfig(vocab_size=vocab_size, hidden_size=cfg.hidden,
@@ -102,9 +132,10 @@ def build_model(cfg: WorldViltConfig, vocab_size: int, seed: int = 0):
                         layer_norm_eps=cfg.layer_norm_eps, hidden_dropout_prob=0.0,
                         attention_probs_dropout_prob=0.0, image_size=cfg.image_size,
                         patch_size=cfg.patch, max_position_embeddings=cfg.context,
-                        max_image_length=-1, pad_token_id=0)
+                        max_image_length=-1, pad_token_id=0, stem_channels=cfg.stem_channels,
+                        stem_layers=cfg.stem_layers, stem_overlap=cfg.stem_overlap)
     with seeded(seed):
-        return ViltForImageAndTextRetrieval(config)
+        return model_class()(config)
 
 
 def save_folder(model, tokenizer, folder: str | Path, meta: dict | None = None,
@@ -265,7 +296,7 @@ def load_world_vilt(folder: str | Path | None = None, *, device: str | None = No
     ``capkit train umic``); signature ``<name>@<sha12>~world``."""
     folder = Path(folder).expanduser() if folder is not None else SHIPPED
     sha = checkpoint_sha256(folder)
-    model, tokenizer = _from_pretrained(str(folder))
+    model, tokenizer = _from_pretrained(str(folder), world=True)
     name = read_meta(folder).get("name", NAME)
     return VisionTextEncoder(model, tokenizer, PREPROCESS, f"{name}@{sha[:12]}~world",
                              normal_form=True, device=device)
@@ -325,14 +356,17 @@ def tiny_vilt_encoder(seed: int = 0, *, device: str | None = None) -> VisionText
     return VisionTextEncoder(model, tokenizer, pre, tiny_signature(TINY, seed), device=device)
 
 
-def _from_pretrained(name: str):
+def _from_pretrained(name: str, world: bool = False):
+    """(model, tokenizer); a world folder loads as ``WorldViltModel`` (its stem), any other
+    checkpoint as Hugging Face's ``ViltForImageAndTextRetrieval``."""
     from transformers import AutoTokenizer, ViltForImageAndTextRetrieval
 
     from capkit.models.hub import hub_loading
+    cls = model_class() if world else ViltForImageAndTextRetrieval
     with hub_loading(name, "ViLT checkpoint", tiny=TINY,
                      example="dandelin/vilt-b32-finetuned-coco",
                      offline="the shipped model='world-vilt'") as opts:
-        model = ViltForImageAndTextRetrieval.from_pretrained(name, **opts)
+        model = cls.from_pretrained(name, **opts)
         tokenizer = AutoTokenizer.from_pretrained(name, **opts)
     return model, tokenizer
 

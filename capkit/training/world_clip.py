@@ -1,34 +1,48 @@
-"""Training world-CLIP: CLIP's contrastive loss on world training scenes, one-word foils as hard
-negatives, held-out retrieval and foil accuracy on ``val`` scenes.
+"""Training world-CLIP in two stages on the world's ``train`` split, every choice read on ``val``
+scenes.
 
     result = train_world_clip("small", out="capkit/models/weights/world_clip", seed=0)
 
-is what ``capkit train world-clip`` runs, and how the shipped checkpoint was made (~4-5 minutes
-on one CPU thread).
+is what ``capkit train world-clip`` runs, and how the shipped checkpoint was made (about 13
+minutes on one CPU thread).
 
 Data (``capkit.world``; ``train`` split only, never a benchmark's scenes):
 
 * ``n_scenes`` scenes of ``split_scenes("train", n, seed)``, rendered at 64 x 64; per scene 5
   ``describe()`` references and one ``foil_pair`` (true caption, one-word foil) of each foil type
-  the scene allows (colour, shape, count, relation);
+  the scene allows (colour, shape, count, relation), and its object annotations;
 * every text carries CLIPScore's prompt ("A photo depicts "), as the metric reads them;
 * vocabulary: the words of all training texts plus the grammar's lexicon (so every grammatical
   caption tokenises without ``[UNK]``).
 
-Loss per batch of B scenes: scene i gets one positive text (its foil pair's true caption with
-probability 1/2, else a reference) and one hard negative (the foil). With s = exp(logit_scale)
-(CLIP's learnable temperature, clamped at 100) and unit vectors v_i (images), t_j (positives),
-f_j (foils)::
+Stage 1, the world's "ImageNet": the vision tower alone learns the scenes' object annotations,
+which the world has for free (the real towers start from ImageNet-supervised ones). Each of the
+8 x 8 patch tokens of the last layer goes through a linear head (``AnnotationHead``, training
+only) that says what is centred in that patch: whether an object is (this carries number and
+position) and, where one is, its shape (5), colour (6) and size (2)::
+
+    aux = CE(object | all 64 patches) + CE(shape | object patches) + CE(colour | object
+          patches) + CE(size | object patches)
+
+Stage 2, CLIP: the text tower joins. Scene i gets one positive text (its foil pair's true
+caption with probability 1/2, else a reference) and one hard negative (the foil). With
+s = exp(logit_scale) (CLIP's learnable temperature, clamped at 100) and unit vectors v_i
+(images), t_j (positives), f_j (foils)::
 
     image -> text  CE over [s v_i . t_j (B) ; s v_i . f_j (B)]     target j = i     (B, 2B)
     text -> image  CE over  s t_j . v_i (B)                         target i = j     (B, B)
-    loss = (image->text + text->image) / 2
+    loss = (image->text + text->image) / 2 + aux_weight * aux
 
-which is ``CLIPModel(return_loss=True)``'s symmetric InfoNCE plus B foils in the image's softmax,
-so bag-of-words is not enough: the foil shares every word but one with a true caption.
-AdamW, linear warm-up then cosine decay, gradient norm clipped at 1. Batch order and text
-choices come from ``np.random.default_rng([seed, epoch])``; no dropout; one thread and
-deterministic kernels: the same command gives the same checkpoint bytes on a CPU.
+which is ``CLIPModel(return_loss=True)``'s symmetric InfoNCE plus B foils in the image's softmax
+(bag-of-words is not enough: the foil shares every word but one with a true caption), with the
+stage-1 loss kept so the layers do not drop what stage 1 put in them.
+
+Held-out numbers after every epoch, on the first ``n_val`` scenes of ``split_scenes("val")``:
+each object's shape / colour / size read at its patch and, in stage 2, recall@1 and foil
+accuracy by type (``evaluate``). AdamW, warm-up then cosine per stage, gradient norm clipped at
+1, batch order from ``np.random.default_rng([seed, stage, epoch])``; no dropout; one thread and
+deterministic kernels: the same command gives the same checkpoint bytes on a CPU. The choices
+(stem, annotations, epochs) and their validation numbers: docs/learned_metrics.md, "world-CLIP".
 Explained in notebooks/10_captioned_world.ipynb, section "World-CLIP".
 """
 from __future__ import annotations
@@ -48,6 +62,7 @@ from capkit.training.i2ce import deterministic
 from capkit.world import describe
 from capkit.world.foils import FOIL_TYPES, foil_pair
 from capkit.world.grammar import PHRASES
+from capkit.world.scene import COLORS, SHAPES, SIZES
 from capkit.world.splits import split_scenes
 
 PROMPT = "A photo depicts "           # capkit.metrics.clipscore.PROMPT (metrics is not imported)
@@ -56,25 +71,28 @@ PROMPT = "A photo depicts "           # capkit.metrics.clipscore.PROMPT (metrics
 @dataclass(frozen=True)
 class Schedule:
     n_scenes: int = 7680
-    epochs: int = 6
+    stage1_epochs: int = 3
+    stage2_epochs: int = 6
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 0.05
-    warmup: int = 30                   # steps
+    warmup: int = 30                   # steps, each stage
     clip: float = 1.0
     foil_weight: float = 0.5           # chance that the positive is the foil's own true caption
-    n_val: int = 500                   # val scenes for held-out retrieval / foil accuracy
+    aux_weight: float = 0.5            # stage-1 loss kept in stage 2
+    n_val: int = 500                   # val scenes for the per-epoch numbers
 
 
 SCHEDULES = {
-    "tiny": Schedule(n_scenes=256, epochs=2, batch_size=32, warmup=2, n_val=64),
+    "tiny": Schedule(n_scenes=256, stage1_epochs=1, stage2_epochs=1, batch_size=32, warmup=2,
+                     n_val=64),
     "small": Schedule(),
 }
 
 
 @dataclass
 class TrainResult:
-    model: object                # CLIPModel
+    model: object                # WorldCLIPModel
     tokenizer: object
     history: list[dict]
     path: Path | None
@@ -164,10 +182,74 @@ def evaluate(model, tokenizer, images, texts: list[dict], batch_size: int = 250)
     return row
 
 
+def patch_labels(scenes, grid: int = 8) -> np.ndarray:
+    """(N, 4, grid * grid) int64: per patch whether an object is centred in it (0 / 1), and that
+    object's shape, colour and size (indices into SHAPES, COLORS, SIZES; -100 where none)."""
+    out = np.full((len(scenes), 4, grid * grid), -100, dtype=np.int64)
+    out[:, 0] = 0
+    for n, scene in enumerate(scenes):
+        for obj in scene.objects:
+            k = min(int(obj.y * grid), grid - 1) * grid + min(int(obj.x * grid), grid - 1)
+            out[n, :, k] = (1, SHAPES.index(obj.shape), COLORS.index(obj.color),
+                            SIZES.index(obj.size))
+    return out
+
+
+class AnnotationHead(nn.Module):
+    """Linear heads on the vision tower's last-layer patch tokens (training only)."""
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.sizes = (2, len(SHAPES), len(COLORS), len(SIZES))
+        self.proj = nn.Linear(hidden, sum(self.sizes))
+
+    def forward(self, model, px):                                      # (B, 3, H, W)
+        states = model.vision_model(pixel_values=px).last_hidden_state[:, 1:]   # (B, P, D)
+        return self.proj(states).split(self.sizes, dim=-1)             # 4 x (B, P, k)
+
+    def loss(self, model, px, labels: torch.Tensor) -> torch.Tensor:   # labels (B, 4, P)
+        logits = self(model, px)
+        return sum(nn.functional.cross_entropy(z.flatten(0, 1), labels[:, j].flatten(),
+                                               ignore_index=-100)
+                   for j, z in enumerate(logits))
+
+
+@torch.no_grad()
+def annotation_accuracy(model, head, images, labels, batch_size: int = 250) -> dict:
+    """Each object's shape / colour / size read at its patch (val scenes)."""
+    model.eval()
+    preds = [[], [], [], []]
+    for a in range(0, len(images), batch_size):
+        for j, z in enumerate(head(model, pixels(list(images[a:a + batch_size])))):
+            preds[j].append(z.argmax(-1))
+    lab = torch.from_numpy(labels)
+    obj = lab[:, 0] > 0
+    return {f"probe_{name}": float((torch.cat(preds[j])[obj] == lab[:, j][obj]).float().mean())
+            for j, name in enumerate(("object", "shape", "colour", "size")) if j}
+
+
 def _lr(step: int, total: int, s: Schedule) -> float:
     if step < s.warmup:
         return s.lr * (step + 1) / s.warmup
     return s.lr * 0.5 * (1 + math.cos(math.pi * (step - s.warmup) / max(1, total - s.warmup)))
+
+
+def _optimizer(params, s: Schedule):
+    params = list(params)
+    return torch.optim.AdamW([{"params": [p for p in params if p.ndim >= 2],
+                               "weight_decay": s.weight_decay},
+                              {"params": [p for p in params if p.ndim < 2],
+                               "weight_decay": 0.0}], lr=s.lr)
+
+
+def _step(optimizer, params, loss, s: Schedule, lr: float) -> float:
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(params, s.clip)
+    optimizer.step()
+    return float(loss.detach())
 
 
 def _choose(texts: list[dict], rows, rng, s: Schedule) -> tuple[list[str], list[str]]:
@@ -186,54 +268,59 @@ def train_world_clip(preset: str = "small", *, out: str | Path | None = None, se
                      model_config: dict | None = None, progress: bool | str = "auto") -> TrainResult:
     """Train world-CLIP (see the module docstring); ``out``: the folder to write.
     ``model_config``: fields of the preset's ``WorldCLIPConfig`` to change."""
+    from capkit.models.runtime import seeded
     from capkit.progress import bar
     s = schedule or SCHEDULES.get(preset, SCHEDULES["small"])
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads!r}")
     cfg = get_config(preset, **(model_config or {}))
+    grid = cfg.image_size // cfg.patch
     with deterministic(threads):
         scenes = split_scenes("train", s.n_scenes, seed)
         texts = scene_texts(scenes, seed)
         keep = [i for i, t in enumerate(texts) if t["pairs"]]     # every scene has colour foils
         images = np.stack([np.asarray(scenes[i].render(cfg.image_size)) for i in keep])
+        labels = torch.from_numpy(patch_labels([scenes[i] for i in keep], grid))
         texts = [texts[i] for i in keep]
         val_scenes = split_scenes("val", s.n_val, seed)
-        val_images = [sc.render(cfg.image_size) for sc in val_scenes]
+        val_images = np.stack([np.asarray(sc.render(cfg.image_size)) for sc in val_scenes])
+        val_labels = patch_labels(val_scenes, grid)
         val_texts = scene_texts(val_scenes, seed, offset=10_000_000)
         all_texts = [x for t in texts for x in t["refs"] + [w for p in t["pairs"] for w in p]]
         tokenizer = build_tokenizer(grammar_words() + sorted(set(words_of(all_texts))
                                                              - set(grammar_words())),
                                     cfg.context)
         model = build_model(cfg, len(tokenizer), seed)
-        decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
-        rest = [p for n, p in model.named_parameters() if p.ndim < 2]
-        optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": s.weight_decay},
-                                       {"params": rest, "weight_decay": 0.0}], lr=s.lr)
+        with seeded(seed + 1):
+            head = AnnotationHead(cfg.vision_hidden)
         per_epoch = len(texts) // s.batch_size
-        total, step, history = per_epoch * s.epochs, 0, []
-        for epoch in range(s.epochs):
-            rng = np.random.default_rng([seed, epoch])
-            order = rng.permutation(len(texts))[:per_epoch * s.batch_size]
-            model.train()
-            losses = []
-            for b in bar(range(per_epoch), progress=progress, desc=f"epoch {epoch + 1}",
-                         unit="batch"):
-                rows = order[b * s.batch_size:(b + 1) * s.batch_size]
-                pos, neg = _choose(texts, rows, rng, s)
-                for group in optimizer.param_groups:
-                    group["lr"] = _lr(step, total, s)
-                loss = contrastive_loss(model, pixels(list(images[rows])),
-                                        tokens(tokenizer, pos), tokens(tokenizer, neg))
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), s.clip)
-                optimizer.step()
-                losses.append(float(loss.detach()))
-                step += 1
-            row = {"epoch": epoch + 1, "train_loss": float(np.mean(losses)),
-                   "temperature": float(1 / model.logit_scale.detach().exp())}
-            row.update(evaluate(model, tokenizer, val_images, val_texts))
-            history.append(row)
+        history = []
+        for stage, epochs in ((1, s.stage1_epochs), (2, s.stage2_epochs)):
+            params = (list(model.vision_model.parameters()) if stage == 1 else
+                      list(model.parameters())) + list(head.parameters())
+            optimizer, total, step = _optimizer(params, s), per_epoch * epochs, 0
+            for epoch in range(epochs):
+                rng = np.random.default_rng([seed, stage, epoch])
+                order = rng.permutation(len(texts))[:per_epoch * s.batch_size]
+                model.train()
+                losses = []
+                for b in bar(range(per_epoch), progress=progress,
+                             desc=f"stage {stage} epoch {epoch + 1}", unit="batch"):
+                    rows = order[b * s.batch_size:(b + 1) * s.batch_size]
+                    px = pixels(list(images[rows]))
+                    loss = head.loss(model, px, labels[rows])
+                    if stage == 2:
+                        pos, neg = _choose(texts, rows, rng, s)
+                        loss = (contrastive_loss(model, px, tokens(tokenizer, pos),
+                                                 tokens(tokenizer, neg)) + s.aux_weight * loss)
+                    losses.append(_step(optimizer, params, loss, s, _lr(step, total, s)))
+                    step += 1
+                row = {"stage": stage, "epoch": epoch + 1, "train_loss": float(np.mean(losses))}
+                row.update(annotation_accuracy(model, head, val_images, val_labels))
+                if stage == 2:
+                    row["temperature"] = float(1 / model.logit_scale.detach().exp())
+                    row.update(evaluate(model, tokenizer, list(val_images), val_texts))
+                history.append(row)
         recipe = {"preset": preset, "config": dataclasses.asdict(cfg), "seed": seed,
                   "threads": threads, "schedule": dataclasses.asdict(s),
                   "data": "capkit.world split_scenes('train'); val: split_scenes('val')",

@@ -5,15 +5,15 @@ held-out foil accuracy on ``val`` scenes.
     result = train_world_vilt("small", out="capkit/models/weights/world_vilt", seed=0)
 
 is what ``capkit train world-vilt`` runs, and how the shipped checkpoint was made (one CPU
-thread; 768 steps, 683 s measured on a shared 2-core machine with a second job on the other core).
+thread; 768 steps, about 19 minutes of CPU, measured beside other jobs on a 2-core machine).
 
 The start, as ViLT starts from an ImageNet ViT: the ``small`` preset copies world-CLIP's vision
-tower (patch projection, image positions, all three layers, final layer norm;
-``start_from_world_clip``) into world-ViLT, whose sizes and activation are that tower's; text
-embeddings, pooler and heads start random. From scratch (the first shipped model, 64 wide and
-2 deep), the matching head never left chance: the ITM loss stayed at ln 2 = 0.693 for 4 and for
-12 epochs while MLM fell, held-out foil accuracy 0.58. Started from world-CLIP, the ITM loss
-falls to 0.31 in 8 epochs and held-out colour foils reach 0.93 (``foil_*`` in the history).
+tower (its convolutional stem, image positions, all three layers, final layer norm;
+``start_from_world_clip``) into world-ViLT, whose sizes, activation and patch embedding are that
+tower's; text embeddings, pooler and heads start random. From scratch (64 wide, 2 deep), the
+matching head never left chance: the ITM loss stayed at ln 2 = 0.693 for 4 and for 12 epochs
+while MLM fell. Started from world-CLIP, the ITM loss falls to about 0.3 in 8 epochs and
+held-out colour foils reach 0.93 (``foil_*`` in the history).
 
 Data: world-CLIP's (``capkit.training.world_clip.scene_texts``): ``n_scenes`` scenes of
 ``split_scenes("train", n, seed)`` (never a benchmark's), 5 ``describe()`` references and one
@@ -32,19 +32,20 @@ UNITER's matching head has seen only random negatives::
     RTD  = BCE, per word of the same masked positive that MLM does not predict, of "was this
            word replaced?": ``replace_rate`` of them are swapped for another word, a keyword
            (colour or size, shape, plural shape) for one of the same tag as in UMIC's keyword
-           negatives (``replace_pool="same-tag"``), any other word for a uniformly drawn one
-           (a training-only linear head on the same states)
+           negatives, a relation word for one that makes the relation false (left for right,
+           above for below or under; ``replace_pool="same-tag+relation"``, the shipped recipe;
+           ``"same-tag"`` leaves relation words to the uniform draw), any other word for a
+           uniformly drawn one (a training-only linear head on the same states)
     loss = ITM + MLM + ``replace_weight`` * RTD
 
 RTD is ELECTRA's replaced-token detection, read with the image, as token-level image-text
 matching: a swap that the text alone allows ("a red circle" for "a blue circle") can only be
 found by looking at the image, so each word's state learns whether the image agrees with it. It
 is not one of UNITER's objectives; it is what gives ViLBERTScore's image-conditioned token states
-something the text-only control cannot have. World-FOIL, ViLBERTScore image - masked, 200
-resamples: -0.2 points with ITM + MLM alone (``replace_rate=0``), +7.2 with uniform replacements
-(``replace_pool="any"``) and +5.2 with the shipped same-tag ones; UMIC - UMIC-C on the same
-backbones: +4.6, +3.4 (p = 0.075 with 1,000 resamples) and +3.7 (``docs/learned_metrics.md``,
-"what was tried").
+something the text-only control cannot have. The pools were chosen on validation foils
+(``benchmarks/world_vilt_choice.py``, docs/measurements/world_vilt_choice.json: UMIC-C and
+ViLBERTScore on ``world_foil_val``); the earlier recipes compared are in
+``docs/learned_metrics.md``, "what was tried".
 Foils (which also swap counts and prepositions) stay out of pre-training, as in the paper.
 
 ITM is UNITER's with one logit, trained with binary cross-entropy, instead of a 2-way softmax.
@@ -91,14 +92,15 @@ class Schedule:
     mask_rate: float = 0.15
     replace_rate: float = 0.15         # replaced-word detection (0: off)
     replace_weight: float = 1.0
-    replace_pool: str = "same-tag"     # or "any": every replacement from the whole vocabulary
+    replace_pool: str = "same-tag+relation"   # relation words too; "same-tag": keywords only;
+    #                                    "any": every replacement from the whole vocabulary
     n_val: int = 300
     init: str | None = "world-clip"    # image side and layers from world-CLIP's vision tower
 
 
 BASE_OBJECTIVES = "ITM (one logit, BCE) + MLM"
 OBJECTIVES = BASE_OBJECTIVES + " + replaced-word detection (BCE)"
-REPLACE_POOLS = ("same-tag", "any")
+REPLACE_POOLS = ("same-tag", "same-tag+relation", "any")
 
 SCHEDULES = {
     "tiny": Schedule(n_scenes=128, epochs=1, batch_size=32, warmup=1, n_val=32, easy_epochs=0,
@@ -117,39 +119,48 @@ CLIP_TO_VILT = {"self_attn.q_proj": "attention.attention.query",
 
 @torch.no_grad()
 def start_from_world_clip(model, folder: str | Path | None = None) -> str:
-    """Copy world-CLIP's vision tower into ``model`` (a world-ViLT of the same width, depth and
-    activation), as ViLT starts from an ImageNet ViT: patch projection, [CLS], image position
-    embeddings, every transformer layer and the final layer norm. The patch projection is
-    rewritten for ViLT's pixel normalisation (mean = std = 0.5) so that it computes exactly
-    CLIP's on the same image; CLIP's pre-encoder layer norm has no ViLT counterpart and is
-    dropped. Text embeddings, pooler and heads stay random. Returns world-CLIP's
-    ``checkpoint_sha256``."""
-    from transformers import CLIPModel
-
+    """Copy world-CLIP's vision tower into ``model`` (a world-ViLT of the same width, depth,
+    activation and patch embedding), as ViLT starts from an ImageNet ViT: the patch embedding
+    (the convolutional stem with it), [CLS], image position embeddings, every transformer layer
+    and the final layer norm. The first convolution that reads pixels is rewritten for ViLT's
+    pixel normalisation (mean = std = 0.5) so that it computes CLIP's on the same image (exactly
+    for plain patches; away from the image border for a stem, whose zero padding differs);
+    CLIP's pre-encoder layer norm has no ViLT counterpart and is dropped. Text embeddings,
+    pooler and heads stay random. Returns world-CLIP's ``checkpoint_sha256``."""
     from capkit.models import world_clip
     from capkit.models.runtime import quiet_loading
     folder = Path(folder) if folder is not None else world_clip.SHIPPED
     with quiet_loading():
-        clip = CLIPModel.from_pretrained(str(folder)).vision_model.state_dict()
+        clip = world_clip.model_class().from_pretrained(str(folder)).vision_model.state_dict()
     target = model.state_dict()
-    if clip["embeddings.patch_embedding.weight"].shape != \
-            target["vilt.embeddings.patch_embeddings.projection.weight"].shape:
-        raise ValueError("world-ViLT and world-CLIP's vision tower differ in width or patch; "
-                         "start_from_world_clip needs the small preset's sizes")
+    emb = "vilt.embeddings."
+    proj = emb + "patch_embeddings.projection."
+    theirs = {k[len("embeddings.patch_embedding."):]: v for k, v in clip.items()
+              if k.startswith("embeddings.patch_embedding.")}
+    ours = {k[len(proj):] for k in target if k.startswith(proj)}
+    if set(theirs) | {"bias"} != ours or any(target[proj + k].shape != v.shape
+                                             for k, v in theirs.items()):
+        raise ValueError("world-ViLT and world-CLIP's vision tower differ in width, patch or "
+                         "stem; start_from_world_clip needs the same preset's sizes")
     mean = torch.tensor(world_clip.PREPROCESS.mean)[None, :, None, None]
     std = torch.tensor(world_clip.PREPROCESS.std)[None, :, None, None]
-    w = clip["embeddings.patch_embedding.weight"]    # CLIP reads (p - mean) / std, ViLT 2p - 1
-    emb = "vilt.embeddings."
-    new = {emb + "patch_embeddings.projection.weight": w * 0.5 / std,
-           emb + "patch_embeddings.projection.bias": (w * (0.5 - mean) / std).sum((1, 2, 3)),
-           emb + "cls_token": clip["embeddings.class_embedding"].view(1, 1, -1),
-           emb + "position_embeddings": clip["embeddings.position_embedding.weight"][None],
-           "vilt.layernorm.weight": clip["post_layernorm.weight"],
-           "vilt.layernorm.bias": clip["post_layernorm.bias"]}
+    first = "pre.0." if "pre.0.weight" in theirs else ""    # the convolution that reads pixels
+    w = theirs[first + "weight"]                     # CLIP reads (p - mean) / std, ViLT 2p - 1
+    shift = (w * (0.5 - mean) / std).sum((1, 2, 3))
+    new = {proj + k: v for k, v in theirs.items()}
+    new[proj + first + "weight"] = w * 0.5 / std
+    new[proj + first + "bias"] = theirs.get(first + "bias", torch.zeros_like(shift)) + shift
+    if first:
+        new[proj + "bias"] = torch.zeros_like(target[proj + "bias"])
+    new.update({emb + "cls_token": clip["embeddings.class_embedding"].view(1, 1, -1),
+                emb + "position_embeddings": clip["embeddings.position_embedding.weight"][None],
+                "vilt.layernorm.weight": clip["post_layernorm.weight"],
+                "vilt.layernorm.bias": clip["post_layernorm.bias"]})
     for i in range(model.config.num_hidden_layers):
-        for theirs, ours in CLIP_TO_VILT.items():
+        for clip_name, vilt_name in CLIP_TO_VILT.items():
             for p in ("weight", "bias"):
-                new[f"vilt.encoder.layer.{i}.{ours}.{p}"] = clip[f"encoder.layers.{i}.{theirs}.{p}"]
+                new[f"vilt.encoder.layer.{i}.{vilt_name}.{p}"] = \
+                    clip[f"encoder.layers.{i}.{clip_name}.{p}"]
     for name, value in new.items():
         if target[name].shape != value.shape:
             raise ValueError(f"{name}: world-ViLT {tuple(target[name].shape)} vs world-CLIP "
@@ -160,7 +171,7 @@ def start_from_world_clip(model, folder: str | Path | None = None) -> str:
 
 @dataclass
 class TrainResult:
-    model: object                # ViltForImageAndTextRetrieval
+    model: object                # WorldViltModel (a ViltForImageAndTextRetrieval)
     tokenizer: object
     history: list[dict]
     path: Path | None
@@ -239,10 +250,13 @@ def replace_words(text: dict, labels: torch.Tensor, word_ids: np.ndarray, rate: 
     return {"input_ids": ids, "attention_mask": text["attention_mask"]}, target
 
 
-def keyword_pools(tokenizer) -> dict[int, np.ndarray]:
+def keyword_pools(tokenizer, relations: bool = False) -> dict[int, np.ndarray]:
     """Token id of each keyword of the world grammar -> the ids of its same-tag words (UMIC's
-    keyword dictionary: colours and sizes, shapes, plural shapes)."""
+    keyword dictionary: colours and sizes, shapes, plural shapes); with ``relations``, also each
+    relation word -> the words that make its relation false (``capkit.world.foils``'
+    ``RELATION_SWAPS``: left -> right, above -> below or under, ...)."""
     from capkit.training.umic import world_keyword_dictionary
+    from capkit.world.foils import RELATION_SWAPS
     vocab = tokenizer.get_vocab()
     pools = {}
     for words in world_keyword_dictionary().values():
@@ -251,6 +265,11 @@ def keyword_pools(tokenizer) -> dict[int, np.ndarray]:
             continue
         for i in ids:
             pools[int(i)] = ids
+    if relations:
+        for word, swaps in RELATION_SWAPS.items():
+            ids = np.array([vocab[w] for w in swaps if w in vocab])
+            if word in vocab and len(ids):
+                pools[vocab[word]] = ids
     return pools
 
 
@@ -373,7 +392,8 @@ def train_world_vilt(preset: str = "small", *, out: str | Path | None = None, se
             heads.append(rtd_head)
             special = set(tokenizer.all_special_ids)
             word_ids = np.array([i for i in range(len(tokenizer)) if i not in special])
-            pools = keyword_pools(tokenizer) if s.replace_pool == "same-tag" else None
+            pools = (None if s.replace_pool == "any" else
+                     keyword_pools(tokenizer, relations=s.replace_pool == "same-tag+relation"))
         model.to(device)
         for h in heads:
             h.to(device)
@@ -417,6 +437,8 @@ def train_world_vilt(preset: str = "small", *, out: str | Path | None = None, se
                   "history": history, "torch": torch.__version__,
                   "command": f"capkit train world-vilt --preset {preset} --seed {seed} "
                              f"--threads {threads}"}
+        if s.replace_pool != SCHEDULES.get(preset, SCHEDULES["small"]).replace_pool:
+            recipe["command"] += f" --replace-pool {s.replace_pool}"
         if device != "cpu":        # (a CPU recipe stays as the shipped one was written)
             recipe["device"] = device
             recipe["command"] += f" --device {device}"

@@ -13,7 +13,7 @@ from capkit.world.scene import COLORS, SHAPES, Scene
 
 FOIL_TYPES = ("color", "shape", "count", "relation")
 _PLURALS = tuple(PLURAL.values())
-_RELATION_SWAP = {"left": ("right",), "right": ("left",), "above": ("below", "under"),
+RELATION_SWAPS = {"left": ("right",), "right": ("left",), "above": ("below", "under"),
                   "below": ("above", "over"), "over": ("under", "below"),
                   "under": ("over", "above"), "beneath": ("above", "over")}
 # which words a foil type may replace, and with what
@@ -23,7 +23,7 @@ _SWAPS = {
                         [p for p in _PLURALS if p != w] if w in _PLURALS else []),
     "count": lambda w: [n for n in ("two", "three", "four") if n != w]
     if w in NUMBERS and w != "one" else [],
-    "relation": lambda w: list(_RELATION_SWAP.get(w, ())),
+    "relation": lambda w: list(RELATION_SWAPS.get(w, ())),
 }
 _TEMPLATES = {"color": ("all", "some", "one", "relation"), "shape": ("all", "some", "one",
                                                                      "relation"),
