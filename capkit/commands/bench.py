@@ -27,8 +27,9 @@ def register(sub) -> None:
     p.add_argument("--benchmarks", type=_benchmark_list, default="all",
                    help="comma-separated, or 'all': flickr8k_expert, flickr8k_cf, composite, "
                         "pascal50s, thumb, nebula, capeval1k; generated from capkit.world (not in "
-                        "'all'): world_expert, world_foil, world_systems; hard negatives (not in "
-                        "'all'): sugarcrepe (= sugarcrepe_refs4,sugarcrepe_refs1)")
+                        "'all'): world_expert, world_foil, world_systems; validation, for choices "
+                        "only (not in 'all'): world_foil_val; hard negatives (not in 'all'): "
+                        "sugarcrepe (= sugarcrepe_refs4,sugarcrepe_refs1)")
     p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     p.add_argument("--out", type=Path, help="folder for results.json and the figures")
     p.add_argument("--n-boot", type=resamples, default=None,
