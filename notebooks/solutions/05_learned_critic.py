@@ -54,3 +54,22 @@ def fake_mix(kinds, has_machine, n_words):
         for kind in pathological:          # a reference under 3 words falls back to RC
             mix[kind if n_words >= 3 else "RC"] += 1 / len(groups) / len(pathological)
     return mix
+
+
+# -------------------- Exercise 5.5 --------------------
+# Exercise 5.5: the Monte Carlo experiment
+def monte_carlo_experiment(seed, n_boot):
+    """PRESET critics trained with and without MC fakes, all else equal, both benchmarked as LEIC
+    on Flickr8k-Expert with a paired bootstrap of "without" against "with"."""
+    runs = {name: train_leic(variant, PRESET, seed=seed, corpus=corpus, threads=1,
+                             schedule=SCHEDULE)
+            for name, variant in [("with", "leic_mc"), ("without", "leic")]}
+    runs["bench"] = benchmark({name: functools.partial(leic, model=run.model)
+                               for name, run in runs.items()}, "flickr8k_expert",
+                              n_boot=n_boot, seed=seed, against="with")
+    return runs
+
+def verdict(comparison):
+    """"MC fakes hurt" / "MC fakes help" / "no difference shown", from its 95% interval."""
+    return ("MC fakes hurt" if comparison.low > 0 else
+            "MC fakes help" if comparison.high < 0 else "no difference shown")
