@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from capkit.course import contract, lab
+from capkit.course import report_card as report_card_module
 from capkit.data.schema import CaptionJudgments, PairJudgments
 from capkit.metrics import align
 from capkit.scores import Scores, make_signature
@@ -327,8 +328,8 @@ def test_a_constant_metric_gets_a_report_card_with_its_undefined_numbers(tmp_pat
     # a '-' elsewhere on the card (a robustness AUC) gets the footnote too; none: no footnote
     for auc, note in ((float("nan"), True), (0.5, False)):
         data = dict(card.data, test_sets={}, robustness_auc={"RC": auc})
-        data = json.loads(json.dumps(lab._finite(data)))
-        assert ("-: undefined" in lab._card_markdown(data)) is note
+        data = json.loads(json.dumps(report_card_module._finite(data)))
+        assert ("-: undefined" in report_card_module._card_markdown(data)) is note
     assert "NOT the benchmarked metric" not in card.markdown
     other = lab.report_card("constant", res, baselines=["bleu_4"], sets=sets,
                             contract=contract.check_contract(overlap, CANDS, REFS))
